@@ -1,0 +1,36 @@
+// The CLI's subcommand registry: each subcommand lives in its own file and registers itself.
+//
+//   // apps/refenc/models.cpp
+//   static refenc::cli::Registration reg{"models", "List the encoders", [](CLI::App& app) {
+//     auto opts = std::make_shared<Options>();
+//     app.add_flag("--json", opts->json, "Print JSON");
+//     return [opts] { return run(*opts); };      // returns the process exit code
+//   }};
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace refenc::cli {
+
+/// Builds a subcommand's options on `app` and returns the function that runs it (its exit code).
+using Setup = std::function<std::function<int()>(CLI::App& app)>;
+
+struct Command {
+  std::string name;
+  std::string description;
+  Setup setup;
+};
+
+std::vector<Command>& commands();
+
+struct Registration {
+  Registration(std::string name, std::string description, Setup setup) {
+    commands().push_back({std::move(name), std::move(description), std::move(setup)});
+  }
+};
+
+}  // namespace refenc::cli

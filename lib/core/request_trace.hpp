@@ -1,0 +1,42 @@
+// RequestTrace: what happened to one get_or_encode call, filled in by the service when asked.
+//
+// The profiler passes one per request; the service writes timestamps and the outcome into it. A null
+// trace (the default) costs one pointer test per step.
+//
+//   RequestTrace t;
+//   service.get_or_encode(req, "clip 7", &t);
+//   t.outcome == RequestOutcome::merged;  t.encode_end - t.encode_start;  t.batch_size;
+#pragma once
+
+#include <chrono>
+#include <string_view>
+
+namespace refenc {
+
+enum class RequestOutcome {
+  none,         ///< Not finished (or no trace).
+  hit,          ///< Served from the memory tier.
+  disk_hit,     ///< Leader served from the second tier.
+  encoded,      ///< Leader encoded it.
+  merged,       ///< Follower of a same-key leader that succeeded.
+  uncacheable,  ///< No cache key: encoded without cache or single-flight.
+  failed,       ///< Threw (bad input, encode failure, timeout, closed).
+};
+
+std::string_view to_string(RequestOutcome outcome) noexcept;
+
+struct RequestTrace {
+  using Clock = std::chrono::steady_clock;
+  RequestOutcome outcome = RequestOutcome::none;
+  Clock::time_point start;         ///< get_or_encode entered.
+  Clock::time_point normalized;    ///< normalize_input returned (decode, resample).
+  Clock::time_point keyed;         ///< cache_key returned.
+  Clock::time_point encode_start;  ///< Leader: encode (or disk read) began; follower: wait began.
+  Clock::time_point encode_end;    ///< Leader: encode ended; follower: wait ended.
+  Clock::time_point end;           ///< get_or_encode returned or threw.
+  int batch_size = 0;              ///< Size of the batch that encoded it (M4b), 0 when not batched.
+  bool timed_out = false;          ///< Follower gave up waiting.
+  bool cached = false;             ///< The artifact was inserted into the memory tier by this call.
+};
+
+}  // namespace refenc

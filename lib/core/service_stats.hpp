@@ -1,0 +1,57 @@
+// ServiceStats: an immutable snapshot of a ReferenceEncodeService's counters and gauges.
+//
+// Counters only grow; `minus` gives the activity between two snapshots (gauges keep the newer value):
+//
+//   auto before = service.stats();
+//   run_phase();
+//   auto delta = service.stats().minus(before);   // delta.hits == hits during the phase
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace refenc {
+
+/// Counters of a second (persistent) tier. All zero when the service has none.
+struct TierStats {
+  std::uint64_t disk_hits = 0;       ///< Lookups answered from disk.
+  std::uint64_t disk_misses = 0;     ///< Lookups that found no usable entry.
+  std::uint64_t disk_writes = 0;     ///< Entries written.
+  std::uint64_t disk_errors = 0;     ///< I/O errors turned into misses or skipped writes.
+  std::uint64_t disk_corrupt = 0;    ///< Entries found invalid, deleted, and recomputed.
+  std::uint64_t disk_evictions = 0;  ///< Entries removed to keep the byte bound.
+  std::uint64_t disk_bytes = 0;      ///< Gauge: bytes of entries on disk (as this process knows it).
+};
+
+struct ServiceStats {
+  // Counters.
+  std::uint64_t hits = 0;         ///< Memory-tier hits.
+  std::uint64_t misses = 0;       ///< Leaders: cacheable lookups that missed memory and were not merged.
+  std::uint64_t merged = 0;       ///< Followers that waited on a same-key leader.
+  std::uint64_t failed = 0;       ///< Leader encodes (or revalidations) that failed.
+  std::uint64_t uncacheable = 0;  ///< Requests whose input had no cache key.
+  std::uint64_t timeouts = 0;     ///< Followers that gave up waiting (not failures).
+  std::uint64_t evictions = 0;    ///< Memory-tier evictions.
+  std::uint64_t oversize = 0;     ///< Artifacts returned but too large to cache.
+  std::uint64_t batches = 0;      ///< encode_batch calls (M4b).
+  std::uint64_t batched_items = 0;  ///< Items encoded through encode_batch calls.
+  /// batch_sizes[i] = number of batches of size i+1 (sizes above the array's length go in the last).
+  std::array<std::uint64_t, 16> batch_sizes{};
+  // Gauges.
+  std::uint64_t entries = 0;  ///< Memory-tier entries now.
+  std::uint64_t bytes = 0;    ///< Memory-tier bytes now (sum of stored_bytes of entries).
+  // Second tier.
+  TierStats tier;
+
+  /// Counters of this snapshot minus those of `earlier`; gauges are this snapshot's.
+  ServiceStats minus(const ServiceStats& earlier) const;
+  ServiceStats operator-(const ServiceStats& earlier) const { return minus(earlier); }
+
+  /// (name, value) pairs in a fixed order, for printing and JSON (batch histogram excluded).
+  std::vector<std::pair<std::string, std::uint64_t>> fields() const;
+};
+
+}  // namespace refenc

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what refenc needs to build and test on Debian, and nothing that is already there.
+# Idempotent: a second run checks the packages and exits without touching apt.
+# Usage: scripts/setup.sh [--test]   (--test adds the tools the test suite uses: clang, sox, espeak-ng)
+set -euo pipefail
+
+pkgs=(
+  build-essential cmake g++ pkg-config ccache make git
+  libtorch-dev libopenblas0-pthread
+  libcli11-dev libfmt-dev nlohmann-json3-dev catch2
+  libsndfile1-dev libsamplerate0-dev libssl-dev
+)
+if [[ "${1:-}" == "--test" ]]; then
+  pkgs+=(clang libclang-rt-14-dev sox espeak-ng)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+echo "refenc setup: installing ${missing[*]}" >&2
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

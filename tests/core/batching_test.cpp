@@ -1,0 +1,184 @@
+// M4b: opt-in different-key batch coalescing.
+#include <catch2/catch.hpp>
+
+#include <future>
+#include <vector>
+
+#include "fake_hook.hpp"
+
+using namespace refenc;
+using namespace refenc::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::future<Artifact> ask(Service& s, Req r) {
+  return std::async(std::launch::async, [&s, r] { return s.get_or_encode(r); });
+}
+
+}  // namespace
+
+TEST_CASE("batching: off by default and off for hooks that cannot batch") {
+  auto hook = std::make_shared<BatchHook>();
+  Service off(hook);
+  CHECK_FALSE(off.batching());
+  off.get_or_encode(Req{.key = 1});
+  CHECK(hook->sizes().empty());
+  CHECK(off.stats().batches == 0);
+
+  Service plain(std::make_shared<FakeHook>(), {.max_batch_size = 8});
+  CHECK_FALSE(plain.batching());
+  CHECK(plain.get_or_encode(Req{.key = 1}) == Artifact(4, 1));
+
+  Service on(hook, {.max_batch_size = 2});
+  CHECK(on.batching());
+  CHECK_THROWS_AS(Service(hook, {.max_batch_size = 2, .max_batch_wait = -1us}), Error);
+}
+
+TEST_CASE("batching: distinct keys coalesce into one batch; each caller gets its own item") {
+  auto hook = std::make_shared<BatchHook>();
+  Service s(hook, {.max_batch_size = 4, .max_batch_wait = 1h});  // fires only when 4 are queued
+  std::vector<std::future<Artifact>> f;
+  for (int k = 1; k <= 4; ++k) f.push_back(ask(s, Req{.key = k, .size = std::size_t(k)}));
+  for (int k = 1; k <= 4; ++k) CHECK(f[k - 1].get() == Artifact(k, k));
+  CHECK(hook->sizes() == std::vector<std::size_t>{4});
+  auto st = s.stats();
+  CHECK(st.batches == 1);
+  CHECK(st.batched_items == 4);
+  CHECK(st.batch_sizes[3] == 1);
+  CHECK(st.misses == 4);
+  CHECK(st.entries == 4);
+  CHECK(hook->total_encodes() == 0);  // no encode_one at all
+}
+
+TEST_CASE("batching: the size cap holds") {
+  auto hook = std::make_shared<BatchHook>();
+  Service s(hook, {.max_batch_size = 3, .max_batch_wait = 1h});
+  std::vector<std::future<Artifact>> f;
+  for (int k = 1; k <= 6; ++k) f.push_back(ask(s, Req{.key = k}));
+  for (auto& x : f) x.get();
+  CHECK(hook->sizes() == std::vector<std::size_t>{3, 3});
+}
+
+TEST_CASE("batching: hits bypass the queue") {
+  auto hook = std::make_shared<BatchHook>();
+  Service s(hook, {.max_batch_size = 2, .max_batch_wait = 1h});
+  auto a = ask(s, Req{.key = 1});
+  auto b = ask(s, Req{.key = 2});
+  a.get();
+  b.get();
+  auto waiting = ask(s, Req{.key = 3});  // sits in the queue: the batch needs 2
+  wait_until([&] { return s.stats().misses == 3; });
+  CHECK(s.get_or_encode(Req{.key = 1}) == Artifact(4, 1));  // answered while key 3 waits
+  CHECK(s.stats().hits == 1);
+  auto partner = ask(s, Req{.key = 4});
+  CHECK(waiting.get() == Artifact(4, 3));
+  partner.get();
+  CHECK(hook->sizes() == std::vector<std::size_t>{2, 2});
+}
+
+TEST_CASE("batching: same-key callers merge before batching") {
+  auto hook = std::make_shared<BatchHook>();
+  Service s(hook, {.max_batch_size = 2, .max_batch_wait = 1h});
+  std::vector<std::future<Artifact>> f;
+  f.push_back(ask(s, Req{.key = 1}));
+  wait_until([&] { return s.stats().misses == 1; });
+  for (int i = 0; i < 5; ++i) f.push_back(ask(s, Req{.key = 1}));
+  wait_until([&] { return s.stats().merged == 5; });
+  f.push_back(ask(s, Req{.key = 2}));  // the second distinct leader completes the batch
+  for (std::size_t i = 0; i < f.size(); ++i) CHECK(f[i].get() == Artifact(4, i + 1 == f.size() ? 2 : 1));
+  CHECK(hook->sizes() == std::vector<std::size_t>{2});
+  CHECK(s.stats().batched_items == 2);
+}
+
+TEST_CASE("batching: a lone request is not held past the wait bound") {
+  auto hook = std::make_shared<BatchHook>();
+  Service s(hook, {.max_batch_size = 8, .max_batch_wait = 5ms});
+  RequestTrace t;
+  CHECK(s.get_or_encode(Req{.key = 1}, "", &t) == Artifact(4, 1));
+  CHECK(t.batch_size == 1);
+  CHECK(hook->sizes() == std::vector<std::size_t>{1});
+  // Generous bound: only proves the request is released by the timer, not by more arrivals.
+  CHECK(t.end - t.start < 30s);
+}
+
+TEST_CASE("batching: a failed batch is retried per item; a bad item fails only its own callers") {
+  auto hook = std::make_shared<BatchHook>();
+  Service s(hook, {.max_batch_size = 3, .max_batch_wait = 1h});
+  auto good1 = ask(s, Req{.key = 1});
+  auto bad = ask(s, Req{.key = 2, .fail = true});
+  auto good3 = ask(s, Req{.key = 3});
+  CHECK(good1.get() == Artifact(4, 1));
+  CHECK(good3.get() == Artifact(4, 3));
+  try {
+    bad.get();
+    FAIL("bad item should fail");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::encode);
+    CHECK(std::string(e.what()) == "encoder exploded on 2");
+  }
+  CHECK(hook->sizes() == std::vector<std::size_t>{3});
+  CHECK(hook->total_encodes() == 3);  // each item retried alone with encode_one
+  auto st = s.stats();
+  CHECK(st.failed == 1);
+  CHECK(st.entries == 2);
+}
+
+TEST_CASE("batching: a batch returning the wrong number of artifacts is a failed batch") {
+  auto hook = std::make_shared<BatchHook>();
+  hook->wrong_count = true;
+  Service s(hook, {.max_batch_size = 2, .max_batch_wait = 1h});
+  auto a = ask(s, Req{.key = 1});
+  auto b = ask(s, Req{.key = 2});
+  CHECK(a.get() == Artifact(4, 1));
+  CHECK(b.get() == Artifact(4, 2));
+  CHECK(hook->total_encodes() == 2);
+}
+
+TEST_CASE("batching: uncacheable items batch and are never inserted") {
+  auto hook = std::make_shared<BatchHook>();
+  Service s(hook, {.max_batch_size = 2, .max_batch_wait = 1h});
+  auto a = ask(s, Req{.key = 1, .cacheable = false});
+  auto b = ask(s, Req{.key = 1, .cacheable = false});  // same content, no key: no merge either
+  CHECK(a.get() == Artifact(4, 1));
+  CHECK(b.get() == Artifact(4, 1));
+  CHECK(hook->sizes() == std::vector<std::size_t>{2});
+  auto st = s.stats();
+  CHECK(st.uncacheable == 2);
+  CHECK(st.entries == 0);
+}
+
+TEST_CASE("batching: close fails queued waiters and their followers with a clear error") {
+  auto hook = std::make_shared<BatchHook>();
+  auto s = std::make_unique<Service>(hook, ServiceOptions{.max_batch_size = 4, .max_batch_wait = 1h});
+  std::vector<std::future<Artifact>> f;
+  f.push_back(ask(*s, Req{.key = 1}));
+  f.push_back(ask(*s, Req{.key = 2}));
+  wait_until([&] { return s->stats().misses == 2; });
+  f.push_back(ask(*s, Req{.key = 1}));
+  wait_until([&] { return s->stats().merged == 1; });
+  s->close();
+  for (auto& x : f) {
+    try {
+      x.get();
+      FAIL("queued request should fail on close");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::closed);
+    }
+  }
+  CHECK(hook->sizes().empty());
+  s.reset();  // destruction after close is clean
+}
+
+TEST_CASE("batching: the trace carries the batch size") {
+  auto hook = std::make_shared<BatchHook>();
+  Service s(hook, {.max_batch_size = 2, .max_batch_wait = 1h});
+  RequestTrace t1, t2;
+  auto a = std::async(std::launch::async, [&] { return s.get_or_encode(Req{.key = 1}, "", &t1); });
+  auto b = std::async(std::launch::async, [&] { return s.get_or_encode(Req{.key = 2}, "", &t2); });
+  a.get();
+  b.get();
+  CHECK(t1.batch_size == 2);
+  CHECK(t2.batch_size == 2);
+  CHECK(t1.outcome == RequestOutcome::encoded);
+}
