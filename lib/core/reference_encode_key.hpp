@@ -41,7 +41,9 @@ std::size_t hash_value(const ReferenceEncodeKey& key) noexcept;
 
 }  // namespace refenc
 
+// Deliberately not noexcept: libstdc++'s unordered containers then cache each node's hash, so a
+// lookup hashes the probe key once instead of rehashing the keys along its bucket chain.
 template <>
 struct std::hash<refenc::ReferenceEncodeKey> {
-  std::size_t operator()(const refenc::ReferenceEncodeKey& k) const noexcept { return refenc::hash_value(k); }
+  std::size_t operator()(const refenc::ReferenceEncodeKey& k) const { return refenc::hash_value(k); }
 };

@@ -1,0 +1,33 @@
+# refenc: the two Quick start commands are `make run` and `make test`. Both install what is missing
+# (scripts/setup.sh, apt-get), configure and build before they do their job.
+BUILD ?= build/release
+JOBS ?= 2
+MANIFEST ?= workloads/nightly.json
+REFENC := $(BUILD)/apps/refenc/refenc
+
+.PHONY: all setup build run test bench clean
+
+all: build
+
+setup:
+	@scripts/setup.sh
+
+build: setup
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+# The main job: profile the nightly workload (all three models, cold/warm, M4a/M4b, concurrency 8
+# and 16), print the summary and the gate verdicts, and write the report into runs/.
+run: build
+	@$(REFENC) profile $(MANIFEST)
+
+# Every test: the unit and integration suites (ctest), the core under ThreadSanitizer and under
+# AddressSanitizer+UBSan, and a short run of each fuzz target.
+test:
+	@scripts/test.sh
+
+bench: build
+	@for b in $(BUILD)/bench/bench_*; do echo "== $$b"; $$b; done
+
+clean:
+	rm -rf build
