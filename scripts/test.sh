@@ -43,6 +43,17 @@ sanitized_core() {  # sanitized_core thread|address
 step "core under ThreadSanitizer" sanitized_core thread
 step "core under AddressSanitizer+UBSan" sanitized_core address
 
+sanitized_stress() {  # the service + disk tier + batching stress, short, under a sanitizer
+  local dir=build/stress-$1
+  cmake -S . -B "$dir" -DREFENC_LAYERS=store -DREFENC_APP=OFF -DREFENC_SANITIZE="$1" \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
+    cmake --build "$dir" -j "$JOBS" --target stress_service >/dev/null &&
+    TSAN_OPTIONS="halt_on_error=1" ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1" \
+      "$dir/tests/stress/stress_service" --threads 64 --requests 20000 --keys 1500
+}
+step "stress under ThreadSanitizer" sanitized_stress thread
+step "stress under AddressSanitizer+UBSan" sanitized_stress address
+
 if [[ -x scripts/fuzz.sh ]]; then
   step "fuzz (${FUZZ_SECONDS}s per target)" scripts/fuzz.sh "$FUZZ_SECONDS"
 fi
