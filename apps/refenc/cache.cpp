@@ -1,0 +1,177 @@
+// `refenc cache stats | clear [--model M] | gc [--max-bytes N] | verify [--delete]`: inspect and
+// maintain the disk tier (and count the registered voices) under a cache root.
+#include <cctype>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "command.hpp"
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "store/disk_tier.hpp"
+#include "store/voice_cache.hpp"
+
+namespace refenc::cli {
+
+namespace {
+
+struct CacheOptions {
+  std::string root;
+  std::string model;
+  std::string max_bytes;
+  bool remove = false;
+  bool json = false;
+  CLI::App* stats = nullptr;
+  CLI::App* clear = nullptr;
+  CLI::App* gc = nullptr;
+  CLI::App* verify = nullptr;
+};
+
+std::string human_bytes(std::uint64_t n) {
+  if (n < 1024) return fmt::format("{} B", n);
+  if (n < (1u << 20)) return fmt::format("{:.1f} KiB", n / 1024.0);
+  if (n < (1u << 30)) return fmt::format("{:.1f} MiB", n / 1048576.0);
+  return fmt::format("{:.2f} GiB", n / 1073741824.0);
+}
+
+/// "1048576", "512K", "64M", "2G" (powers of 1024).
+std::uint64_t parse_bytes(const std::string& text) {
+  std::size_t used = 0;
+  unsigned long long n = 0;
+  try {
+    n = std::stoull(text, &used);
+  } catch (const std::exception&) {
+    throw Error(ErrorKind::bad_input, "--max-bytes '" + text + "': not a byte count (e.g. 1048576, 512M, 2G)");
+  }
+  std::string suffix = text.substr(used);
+  for (char& c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (suffix == "KIB") suffix = "K";
+  if (suffix == "MIB") suffix = "M";
+  if (suffix == "GIB") suffix = "G";
+  int shift = suffix.empty() || suffix == "B" ? 0 : suffix == "K" ? 10 : suffix == "M" ? 20 : suffix == "G" ? 30 : -1;
+  if (shift < 0 || text.front() == '-')
+    throw Error(ErrorKind::bad_input, "--max-bytes '" + text + "': not a byte count (e.g. 1048576, 512M, 2G)");
+  return static_cast<std::uint64_t>(n) << shift;
+}
+
+/// The disk tier at the root; an unusable root is an error here (the library would degrade).
+std::shared_ptr<store::DiskTier> open_or_fail(const std::string& root) {
+  const log::Level before = log::level();
+  log::set_level(log::Level::error);  // the reason goes into the one error line instead
+  auto tier = store::open_disk_tier({.root = root});
+  log::set_level(before);
+  if (!tier->enabled())
+    throw Error(ErrorKind::io, "cache root " + tier->root().string() + " is unusable: " + tier->disabled_reason());
+  return tier;
+}
+
+int run_stats(const CacheOptions& o) {
+  auto tier = open_or_fail(o.root);
+  store::ScanReport s = tier->scan();
+  const log::Level before = log::level();
+  log::set_level(log::Level::error);
+  store::VoiceCache voices({.root = tier->root().string()});
+  log::set_level(before);
+  const auto voice_entries = voices.list();
+  std::uint64_t voice_bytes = 0;
+  for (const auto& v : voice_entries) voice_bytes += v.bytes;
+
+  if (o.json) {
+    nlohmann::json j = {{"root", tier->root().string()},
+                        {"folder", tier->entries_folder().string()},
+                        {"entries", s.entries},
+                        {"bytes", s.bytes},
+                        {"max_disk_bytes", tier->options().max_disk_bytes},
+                        {"stale_temp_files_removed", s.stale_temp_files},
+                        {"models", nlohmann::json::object()},
+                        {"voices", {{"entries", voice_entries.size()}, {"bytes", voice_bytes}}}};
+    for (const auto& [m, u] : s.models) j["models"][m] = {{"entries", u.entries}, {"bytes", u.bytes}};
+    std::cout << j.dump(2) << '\n';
+    return 0;
+  }
+  std::cout << fmt::format("root       {}\n", tier->root().string());
+  std::cout << fmt::format("entries    {} ({} of {} max)\n", s.entries, human_bytes(s.bytes),
+                           human_bytes(tier->options().max_disk_bytes));
+  for (const auto& [m, u] : s.models)
+    std::cout << fmt::format("  {:<24} {:>6} entries  {:>10}\n", m, u.entries, human_bytes(u.bytes));
+  std::cout << fmt::format("voices     {} entries ({})\n", voice_entries.size(), human_bytes(voice_bytes));
+  if (s.stale_temp_files) std::cout << fmt::format("cleaned    {} stale temporary files\n", s.stale_temp_files);
+  return 0;
+}
+
+int run_clear(const CacheOptions& o) {
+  auto tier = open_or_fail(o.root);
+  std::optional<std::string> model = o.model.empty() ? std::nullopt : std::optional<std::string>(o.model);
+  std::uint64_t n = tier->clear(model);
+  if (o.json)
+    std::cout << nlohmann::json{{"removed", n}, {"model", o.model.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.model)}}.dump(2) << '\n';
+  else
+    std::cout << fmt::format("removed    {} entries{}\n", n, o.model.empty() ? "" : " of model " + o.model);
+  return 0;
+}
+
+int run_gc(const CacheOptions& o) {
+  std::optional<std::uint64_t> bound;
+  if (!o.max_bytes.empty()) bound = parse_bytes(o.max_bytes);
+  auto tier = open_or_fail(o.root);
+  store::GcReport g = tier->gc(bound);
+  const std::uint64_t limit = bound.value_or(tier->options().max_disk_bytes);
+  if (o.json) {
+    std::cout << nlohmann::json{{"max_bytes", limit},           {"entries_before", g.entries_before},
+                                {"bytes_before", g.bytes_before}, {"evicted", g.evicted},
+                                {"entries_after", g.entries_after}, {"bytes_after", g.bytes_after},
+                                {"stale_temp_files", g.stale_temp_files}}
+                     .dump(2)
+              << '\n';
+    return 0;
+  }
+  std::cout << fmt::format("bound      {}\n", human_bytes(limit));
+  std::cout << fmt::format("before     {} entries, {}\n", g.entries_before, human_bytes(g.bytes_before));
+  std::cout << fmt::format("evicted    {} least recently used entries\n", g.evicted);
+  std::cout << fmt::format("after      {} entries, {}\n", g.entries_after, human_bytes(g.bytes_after));
+  if (g.stale_temp_files) std::cout << fmt::format("cleaned    {} stale temporary files\n", g.stale_temp_files);
+  return 0;
+}
+
+int run_verify(const CacheOptions& o) {
+  auto tier = open_or_fail(o.root);
+  store::VerifyReport v = tier->verify(o.remove);
+  if (o.json) {
+    nlohmann::json j = {{"checked", v.checked}, {"ok", v.ok}, {"removed", v.removed}, {"corrupt", nlohmann::json::array()}};
+    for (const auto& c : v.corrupt) j["corrupt"].push_back({{"path", c.path}, {"reason", c.reason}});
+    std::cout << j.dump(2) << '\n';
+  } else {
+    for (const auto& c : v.corrupt) std::cout << fmt::format("corrupt    {}: {}\n", c.path, c.reason);
+    std::cout << fmt::format("checked    {} entries: {} ok, {} corrupt, {} deleted\n", v.checked, v.ok,
+                             v.corrupt.size(), v.removed);
+  }
+  return v.corrupt.size() == v.removed ? 0 : 1;
+}
+
+Registration reg{"cache", "Inspect and maintain the disk cache: stats, clear, gc, verify", [](CLI::App& app) {
+  auto o = std::make_shared<CacheOptions>();
+  app.require_subcommand(1);
+  app.add_option("--root", o->root, "Cache root (default $REFENC_CACHE_DIR, $XDG_CACHE_HOME/refenc, ~/.cache/refenc)");
+  app.add_flag("--json", o->json, "Print JSON");
+  o->stats = app.add_subcommand("stats", "Entries and bytes per model, and registered voices");
+  o->clear = app.add_subcommand("clear", "Delete every entry, or those of one model");
+  o->clear->add_option("--model", o->model, "Only this model's entries");
+  o->gc = app.add_subcommand("gc", "Delete stale temporary files and evict LRU entries down to the bound");
+  o->gc->add_option("--max-bytes", o->max_bytes, "Bound to enforce (bytes, or with K/M/G); default 2G");
+  o->verify = app.add_subcommand("verify", "Read and check every entry; report corrupt ones");
+  o->verify->add_flag("--delete", o->remove, "Delete the corrupt entries");
+  for (CLI::App* sub : {o->stats, o->clear, o->gc, o->verify}) sub->fallthrough();
+  return [o] {
+    if (o->stats->parsed()) return run_stats(*o);
+    if (o->clear->parsed()) return run_clear(*o);
+    if (o->gc->parsed()) return run_gc(*o);
+    return run_verify(*o);
+  };
+}};
+
+}  // namespace
+
+}  // namespace refenc::cli

@@ -1,0 +1,176 @@
+// bench_store: disk-tier hit latency of a 10 s Fish artifact against its encode time, in one run.
+//
+//   bench_store [--reads 2000] [--scales tiny,small] [--seconds 10] [--root DIR] [--json FILE]
+//
+// For each fish-s2-pro scale: the median of 3 encode_one calls of a synthetic clip (after one
+// warm-up; decode excluded), then the stored artifact (codes int16 [10, T]) written to a disk tier in
+// a fresh root (default: a temporary folder, removed afterwards) and read back `reads` times through
+// DiskTier::load (read, key and checksum verification, touch): p50, p95, p99 and mean, plus the
+// caller-side copy (load_artifact) and the write (encode_entry + fsync + rename) for reference.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "encoders/encoder_hook.hpp"
+#include "store/disk_tier.hpp"
+
+using namespace refenc;
+using namespace refenc::encoders;
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::string wav(int rate, std::int64_t n) {
+  std::string o = "RIFF";
+  auto put = [&o](std::uint32_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) o.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  };
+  put(36 + static_cast<std::uint32_t>(n) * 2, 4);
+  o += "WAVEfmt ";
+  put(16, 4), put(1, 2), put(1, 2), put(static_cast<std::uint32_t>(rate), 4), put(static_cast<std::uint32_t>(rate) * 2, 4);
+  put(2, 2), put(16, 2);
+  o += "data";
+  put(static_cast<std::uint32_t>(n) * 2, 4);
+  std::uint32_t state = 12345u;
+  for (std::int64_t i = 0; i < n; ++i) {
+    state = state * 1664525u + 1013904223u;
+    const double t = static_cast<double>(i) / rate;
+    const double f = 140.0 + 40.0 * std::sin(2 * M_PI * 0.5 * t);
+    double x = 0.3 * std::sin(2 * M_PI * f * t) + 0.1 * std::sin(2 * M_PI * 3 * f * t) +
+               0.03 * (static_cast<double>(state >> 8) / 16777216.0 - 0.5);
+    put(static_cast<std::uint16_t>(static_cast<std::int16_t>(std::lround(x * 32767.0))), 2);
+  }
+  return o;
+}
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+struct Summary {
+  double p50 = 0, p95 = 0, p99 = 0, mean = 0;
+};
+
+Summary summarize(std::vector<double> v) {
+  Summary s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  auto pct = [&](double p) { return v[std::min(v.size() - 1, static_cast<std::size_t>(p * (v.size() - 1) + 0.5))]; };
+  s.p50 = pct(0.50), s.p95 = pct(0.95), s.p99 = pct(0.99);
+  for (double x : v) s.mean += x;
+  s.mean /= static_cast<double>(v.size());
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reads = 2000;
+  double seconds = 10;
+  std::string scales = "tiny,small", root, json_path;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--reads") reads = std::stoi(next());
+    else if (a == "--seconds") seconds = std::stod(next());
+    else if (a == "--scales") scales = next();
+    else if (a == "--root") root = next();
+    else if (a == "--json") json_path = next();
+    else {
+      std::cerr << "usage: bench_store [--reads N] [--scales tiny,small] [--seconds S] [--root DIR] [--json FILE]\n";
+      return 2;
+    }
+  }
+  bool temp_root = root.empty();
+  if (temp_root) {
+    std::string tmpl = (fs::temp_directory_path() / "refenc-store-bench-XXXXXX").string();
+    root = ::mkdtemp(tmpl.data());
+  }
+  warm_up_torch();
+  nlohmann::json report = {{"reads", reads}, {"seconds", seconds}, {"root", root}, {"scales", nlohmann::json::array()}};
+  std::cout << fmt::format("disk tier at {} ({} reads per entry, {:.0f} s clip)\n", root, reads, seconds);
+  std::cout << fmt::format("{:<6} {:>10} {:>16} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>9}\n", "scale", "encode_ms",
+                           "codes", "file_B", "hit_p50", "hit_p95", "hit_p99", "copy_p50", "write_p50", "speedup");
+  for (const std::string& scale : split(scales)) {
+    auto hook = make_hook("fish-s2-pro", {.scale = scale});
+    const int rate = hook->info().sample_rate;
+    EncodeInput in = hook->normalize_input(
+        {audio::ReferenceSource::from_bytes(wav(rate, static_cast<std::int64_t>(seconds * rate))), ""});
+    std::vector<double> encode_s;
+    Artifact artifact = hook->encode_one(in);  // warm-up
+    for (int r = 0; r < 3; ++r) {
+      auto t0 = Clock::now();
+      artifact = hook->encode_one(in);
+      encode_s.push_back(since(t0));
+    }
+    const Summary enc = summarize(encode_s);
+    const Artifact stored = hook->store_artifact(artifact);
+    const ReferenceEncodeKey key = *hook->cache_key(in);
+
+    auto tier = store::open_disk_tier({.root = root});
+    if (!tier->enabled()) {
+      std::cerr << "bench_store: disk tier disabled: " << tier->disabled_reason() << '\n';
+      return 1;
+    }
+    std::vector<double> write_s, hit_s, copy_s;
+    for (int r = 0; r < 20; ++r) {
+      auto t0 = Clock::now();
+      tier->store(key, stored);
+      write_s.push_back(since(t0));
+    }
+    for (int r = 0; r < reads; ++r) {
+      auto t0 = Clock::now();
+      std::shared_ptr<const Artifact> got = tier->load(key);
+      hit_s.push_back(since(t0));
+      if (!got || !(*got == stored)) {
+        std::cerr << "bench_store: wrong or missing read\n";
+        return 1;
+      }
+      t0 = Clock::now();
+      Artifact mine = hook->load_artifact(*got);
+      copy_s.push_back(since(t0));
+    }
+    const Summary hit = summarize(hit_s), copy = summarize(copy_s), wr = summarize(write_s);
+    const std::uint64_t file_bytes = fs::file_size(tier->entry_path(key));
+    const std::string codes = stored.tensor("codes").describe();
+    std::cout << fmt::format("{:<6} {:>10.2f} {:>16} {:>9} {:>8.3f}ms {:>7.3f}ms {:>7.3f}ms {:>8.3f}ms {:>7.3f}ms {:>8.0f}x\n",
+                             scale, enc.p50 * 1e3, codes, file_bytes, hit.p50 * 1e3, hit.p95 * 1e3, hit.p99 * 1e3,
+                             copy.p50 * 1e3, wr.p50 * 1e3, enc.p50 / hit.p50);
+    report["scales"].push_back({{"scale", scale},
+                                {"encode_ms", {{"median", enc.p50 * 1e3}, {"runs", encode_s.size()}}},
+                                {"codes", codes},
+                                {"stored_bytes", stored.byte_size()},
+                                {"file_bytes", file_bytes},
+                                {"disk_hit_ms", {{"p50", hit.p50 * 1e3}, {"p95", hit.p95 * 1e3}, {"p99", hit.p99 * 1e3}, {"mean", hit.mean * 1e3}}},
+                                {"load_artifact_ms", {{"p50", copy.p50 * 1e3}, {"p95", copy.p95 * 1e3}}},
+                                {"write_ms", {{"p50", wr.p50 * 1e3}, {"p95", wr.p95 * 1e3}}},
+                                {"encode_over_hit", enc.p50 / hit.p50},
+                                {"goal_p50_under_1ms", hit.p50 < 1e-3}});
+    tier->clear();
+  }
+  if (!json_path.empty()) std::ofstream(json_path) << report.dump(2) << '\n';
+  if (temp_root) {
+    std::error_code ec;
+    fs::remove_all(root, ec);
+  }
+  return 0;
+}

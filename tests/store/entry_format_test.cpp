@@ -1,0 +1,137 @@
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+#include "store/entry_format.hpp"
+#include "test_support.hpp"
+
+using namespace refenc;
+using namespace refenc::store;
+using namespace refenc::store::test;
+
+namespace {
+
+Artifact every_dtype() {
+  Artifact a;
+  a.tensors["u8"] = HostTensor::from_vector<std::uint8_t>({3}, std::vector<std::uint8_t>{0, 7, 255});
+  a.tensors["i16"] = HostTensor::from_vector<std::int16_t>({2, 3}, std::vector<std::int16_t>{-5, 0, 5, 1000, -1000, 32767});
+  a.tensors["i32"] = HostTensor::from_vector<std::int32_t>({2}, std::vector<std::int32_t>{-70000, 70000});
+  a.tensors["i64"] = HostTensor::from_vector<std::int64_t>({1, 2}, std::vector<std::int64_t>{1ll << 40, -3});
+  a.tensors["f32"] = HostTensor::from_vector<float>({2, 2}, std::vector<float>{0.5f, -1.25f, 3e7f, 0.0f});
+  a.tensors["empty"] = HostTensor(DType::int16, {0, 4});
+  a.tensors["scalar"] = HostTensor::from_vector<float>({}, std::vector<float>{2.5f});
+  a.meta["ref_text"] = "Hello, wörld";
+  a.meta["empty"] = "";
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("entry round-trips every dtype, shape and metadata") {
+  Artifact a = every_dtype();
+  const std::string key = fake_key("x").canonical();
+  std::vector<char> bytes = encode_entry(key, a);
+  std::string stored_key;
+  Artifact back = decode_entry(bytes, key, &stored_key);
+  CHECK(back == a);
+  CHECK(stored_key == key);
+  CHECK(decode_entry(bytes, "") == a);  // no key check
+}
+
+TEST_CASE("entry decode refuses another key, older format, garbage, truncation and flipped bits") {
+  Artifact a = fake_artifact("hello").compacted();
+  const std::string key = fake_key("hello").canonical();
+  std::vector<char> bytes = encode_entry(key, a);
+
+  CHECK_THROWS_AS(decode_entry(bytes, fake_key("other").canonical()), EntryError);
+  CHECK_THROWS_AS(decode_entry(encode_entry(key, a, kEntryFormat - 1), key), EntryError);
+  CHECK_THROWS_AS(decode_entry({}, key), EntryError);
+  std::vector<char> half(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(bytes.size() / 2));
+  CHECK_THROWS_AS(decode_entry(half, key), EntryError);
+  std::vector<char> junk(bytes.size());
+  for (std::size_t i = 0; i < junk.size(); ++i) junk[i] = static_cast<char>((i * 131 + 17) & 0xff);
+  CHECK_THROWS_AS(decode_entry(junk, key), EntryError);
+  junk[0] = 'P', junk[1] = 'K', junk[2] = 3, junk[3] = 4;
+  CHECK_THROWS_AS(decode_entry(junk, key), EntryError);
+
+  // One flipped bit inside the tensor data.
+  const HostTensor& codes = a.tensor("codes");
+  auto raw = reinterpret_cast<const char*>(codes.raw());
+  auto at = std::search(bytes.begin(), bytes.end(), raw, raw + codes.nbytes());
+  REQUIRE(at != bytes.end());
+  std::vector<char> flipped = bytes;
+  flipped[static_cast<std::size_t>(at - bytes.begin()) + codes.nbytes() / 2] ^= 0x10;
+  CHECK_THROWS_AS(decode_entry(flipped, key), EntryError);
+}
+
+TEST_CASE("checksum depends on names, dtypes, shapes, data and metadata") {
+  Artifact a = fake_artifact("abc");
+  const std::string base = artifact_checksum(a);
+  Artifact b = a;
+  b.meta["ref_text"] = "abd";
+  CHECK(artifact_checksum(b) != base);
+  Artifact c = a.compacted();
+  CHECK(artifact_checksum(c) != base);  // same values, other dtype
+  Artifact d = a;
+  d.tensors["codes"] = HostTensor::from_vector<std::int64_t>(
+      {a.tensor("codes").shape()[1], 2}, std::vector<std::int64_t>(a.tensor("codes").values<std::int64_t>().begin(),
+                                                                  a.tensor("codes").values<std::int64_t>().end()));
+  CHECK(artifact_checksum(d) != base);  // same bytes, other shape
+}
+
+TEST_CASE("an entry opens in Python with torch.load(weights_only=True)") {
+  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) {
+    WARN("SKIPPED: /usr/bin/python3 cannot import torch (install python3-torch to run this check)");
+    return;
+  }
+  TempDir dir;
+  Artifact a = every_dtype();
+  a.tensors.erase("empty");
+  const std::string key = fake_key("py").canonical();
+  const auto entry = dir.path / "entry.pt";
+  write_bytes(entry, encode_entry(key, a));
+  const auto script = dir.path / "load.py";
+  {
+    std::ofstream s(script);
+    s << "import json, sys, torch\n"
+         "d = torch.load(sys.argv[1], weights_only=True)\n"
+         "out = {'format': d['format'], 'key': d['key'], 'checksum': d['checksum'], 'meta': dict(d['meta']),\n"
+         "       'tensors': {k: {'dtype': str(t.dtype), 'shape': list(t.shape), 'values': t.flatten().tolist()}\n"
+         "                   for k, t in d['tensors'].items()}}\n"
+         "print(json.dumps(out))\n";
+  }
+  const auto out_path = dir.path / "out.json";
+  const std::string cmd = "/usr/bin/python3 " + script.string() + " " + entry.string() + " > " + out_path.string() + " 2>&1";
+  int rc = std::system(cmd.c_str());
+  std::ifstream in(out_path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  INFO(text);
+  REQUIRE(rc == 0);
+  nlohmann::json j = nlohmann::json::parse(text);
+  CHECK(j["format"] == kEntryFormat);
+  CHECK(j["key"] == key);
+  CHECK(j["checksum"] == artifact_checksum(a));
+  CHECK(j["meta"]["ref_text"] == "Hello, wörld");
+  const std::map<std::string, std::string> torch_dtype = {{"u8", "torch.uint8"},   {"i16", "torch.int16"},
+                                                          {"i32", "torch.int32"},  {"i64", "torch.int64"},
+                                                          {"f32", "torch.float32"}, {"scalar", "torch.float32"}};
+  REQUIRE(j["tensors"].size() == a.tensors.size());
+  for (const auto& [name, t] : a.tensors) {
+    const auto& pt = j["tensors"][name];
+    CHECK(pt["dtype"] == torch_dtype.at(name));
+    CHECK(pt["shape"].get<std::vector<std::int64_t>>() == t.shape());
+    std::vector<double> want;
+    switch (t.dtype()) {
+      case DType::uint8: for (auto v : t.values<std::uint8_t>()) want.push_back(v); break;
+      case DType::int16: for (auto v : t.values<std::int16_t>()) want.push_back(v); break;
+      case DType::int32: for (auto v : t.values<std::int32_t>()) want.push_back(v); break;
+      case DType::int64: for (auto v : t.values<std::int64_t>()) want.push_back(static_cast<double>(v)); break;
+      case DType::float32: for (auto v : t.values<float>()) want.push_back(v); break;
+    }
+    CHECK(pt["values"].get<std::vector<double>>() == want);
+  }
+}
