@@ -39,7 +39,9 @@ struct ReferenceSource {
   std::string describe() const;
 };
 
-enum class ResampleQuality { best, medium, fastest, zero_order_hold, linear };
+/// best..linear are libsamplerate's converters; polyphase is refenc's own windowed-sinc filter bank for
+/// rational ratios (falls back to medium when the reduced ratio needs over 4096 phases).
+enum class ResampleQuality { best, medium, fastest, zero_order_hold, linear, polyphase };
 
 /// Limits checked before any decode or encode; a violation is Error(bad_input) naming the input.
 struct DecodeLimits {
@@ -52,7 +54,9 @@ struct DecodeLimits {
 
 struct LoadOptions {
   int target_rate = 24000;                 ///< The encoder's input rate.
-  ResampleQuality quality = ResampleQuality::medium;  ///< Default chosen from measurements (README).
+  /// Default chosen from measurements (README): polyphase reaches ~140 dB SNR on test tones (sinc best:
+  /// 138-154 dB, medium: 111-131 dB) at under a twentieth of best's cost and a ninth of medium's.
+  ResampleQuality quality = ResampleQuality::polyphase;
   DecodeLimits limits;
   /// When set, loudness-normalise to this dBFS (RMS) with the gain clamped to +-max_gain_db.
   std::optional<double> loudness_target_dbfs;
@@ -98,8 +102,8 @@ std::string reference_path_cache_key(const std::string& path, bool trust_stat = 
 std::string reference_content_key(const ReferenceSource& source, const DecodeLimits& limits = {},
                                   bool trust_stat = false);
 
-/// Short lower-case name of a quality ("best", "medium", ...); parse_resample_quality is its inverse
-/// and throws Error(bad_input) on an unknown name.
+/// Short lower-case name of a quality ("best", "medium", ..., "polyphase"); parse_resample_quality is
+/// its inverse and throws Error(bad_input) on an unknown name.
 std::string_view to_string(ResampleQuality quality) noexcept;
 ResampleQuality parse_resample_quality(std::string_view name);
 
