@@ -1,0 +1,55 @@
+// refenc gate REPORT: re-evaluates the M4b gate from a run folder's report and raw requests.
+#include <iostream>
+#include <memory>
+
+#include "command.hpp"
+#include "core/error.hpp"
+#include "profile/gate.hpp"
+#include "profile/run_report.hpp"
+#include "profile/schema_validator.hpp"
+
+namespace {
+
+struct Options {
+  std::string report;
+  std::string schema;
+  bool json = false;
+};
+
+int run(const Options& o) {
+  using namespace refenc::profile;
+  LoadedRun run = load_run(o.report);
+  nlohmann::json schema;
+  try {
+    schema = load_report_schema(o.schema);
+  } catch (const refenc::Error& e) {
+    if (!o.schema.empty()) throw;
+    std::cerr << "refenc: warning: report not validated: " << e.what() << '\n';
+  }
+  if (!schema.is_null()) {
+    auto errors = validate_schema(schema, run.report);
+    if (!errors.empty())
+      throw refenc::Error(refenc::ErrorKind::bad_input, o.report + ": report does not match its schema: " + errors[0] +
+                                                            (errors.size() > 1 ? " (and " + std::to_string(errors.size() - 1) + " more)" : ""));
+  }
+  GateResult g = evaluate_gate(run.report, run.requests, gate_options_from_report(run.report));
+  if (o.json) std::cout << g.json.dump(2) << '\n';
+  else std::cout << format_gate(g.json);
+  if (run.report.value("status", "") == "interrupted")
+    std::cerr << "refenc: warning: " << o.report << " is a partial (interrupted) report\n";
+  return g.exit_code;
+}
+
+refenc::cli::Registration reg{
+    "gate", "Apply the M4b go/no-go rule to a profile report (run folder or report.json)",
+    [](CLI::App& app) {
+      auto o = std::make_shared<Options>();
+      app.add_option("report", o->report, "Run folder or its report.json (requests.jsonl beside it)")->required();
+      app.add_option("--schema", o->schema, "Report schema (default: reports/report.schema.json of the source tree)");
+      app.add_flag("--json", o->json, "Print the gate as JSON");
+      app.footer("Exit codes: 0 every model GO or NOT_APPLICABLE; 10 some NO-GO; 11 some INCONCLUSIVE; "
+                 "12 some MISSING_ARM; 2-7 harness errors (bad report, I/O).");
+      return [o] { return run(*o); };
+    }};
+
+}  // namespace

@@ -1,0 +1,120 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "core/error.hpp"
+#include "profile/manifest.hpp"
+#include "profile/reference_set.hpp"
+
+using namespace refenc::profile;
+using nlohmann::json;
+
+namespace {
+
+const std::string kManifestPath = std::string(REFENC_SOURCE_DIR) + "/workloads/test.json";
+
+json valid() {
+  return json::parse(R"({
+    "schema_version": 1, "name": "t", "seed": 3,
+    "models": [{"name": "fake", "encoder": {"scale": "tiny"}, "synthesis": {"source": "test numbers"}}],
+    "references": {"clips": ["clips/en-m-16k.flac", "clips/de-m-24k.flac"], "variants": 8, "warmup": 2},
+    "texts": ["hello there"],
+    "phases": [{"kind": "cold", "requests": 4}, {"kind": "warm", "concurrency": [2], "requests": 6, "distinct": 3}],
+    "arms": [{"name": "m4a"}, {"name": "m4b", "max_batch_size": 4, "max_batch_wait_ms": 2}]
+  })");
+}
+
+std::string error_of(const json& j) {
+  try {
+    parse_manifest(j, kManifestPath);
+  } catch (const refenc::Error& e) {
+    CHECK(e.kind() == refenc::ErrorKind::bad_input);
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("a valid manifest parses with defaults") {
+  Manifest m = parse_manifest(valid(), kManifestPath);
+  CHECK(m.name == "t");
+  CHECK(m.seed == 3);
+  REQUIRE(m.phases.size() == 2);
+  CHECK(m.phases[0].concurrency == std::vector<int>{8, 16});
+  CHECK(m.phases[0].distinct == 4);
+  CHECK(m.phases[1].concurrency == std::vector<int>{2});
+  CHECK(m.arms[1].max_batch_size == 4);
+  CHECK_FALSE(m.arrivals.open_loop);
+  CHECK(m.gate.latency_reduction == Approx(0.15));
+  CHECK(m.measured_references() == 4);
+  CHECK(std::filesystem::exists(m.references.clips[0]));
+}
+
+TEST_CASE("manifest errors name the file and the field") {
+  auto j = valid();
+  j["phases"][1]["concurrency"][0] = 0;
+  CHECK(error_of(j) == kManifestPath + ": phases[1].concurrency[0]: must be >= 1");
+  j = valid();
+  j.erase("models");
+  CHECK(error_of(j) == kManifestPath + ": models: required");
+  j = valid();
+  j["arms"][1]["name"] = "m5";
+  CHECK(error_of(j).find("arms[1].name: must be m4a or m4b") != std::string::npos);
+  j = valid();
+  j["arms"][1]["max_batch_size"] = 1;
+  CHECK(error_of(j).find("arms[1].max_batch_size: must be >= 2") != std::string::npos);
+  j = valid();
+  j["models"][0]["synthesis"].erase("source");
+  CHECK(error_of(j).find("models[0].synthesis.source: required") != std::string::npos);
+  j = valid();
+  j["colour"] = "blue";
+  CHECK(error_of(j).find("colour: unknown field") != std::string::npos);
+  j = valid();
+  j["references"]["variants"] = 3;
+  CHECK(error_of(j).find("references.variants: must provide at least 6 references") != std::string::npos);
+  j = valid();
+  j["references"]["clips"][1] = "clips/none.flac";
+  CHECK(error_of(j).find("references.clips[1]: no such file") != std::string::npos);
+  j = valid();
+  j["phases"][0]["kind"] = "tepid";
+  CHECK(error_of(j).find("phases[0].kind: must be cold, warm or warm-disk") != std::string::npos);
+  j = valid();
+  j["arrivals"] = {{"mode", "open"}};
+  CHECK(error_of(j).find("arrivals.rate_per_s: required") != std::string::npos);
+  j = valid();
+  j["phases"][1]["distinct"] = 7;
+  CHECK(error_of(j).find("phases[1].distinct: must be <= requests") != std::string::npos);
+  j = valid();
+  j["texts"] = json::array();
+  CHECK(error_of(j).find("texts: must not be empty") != std::string::npos);
+  CHECK_THROWS_WITH(load_manifest("/nonexistent/m.json"), Catch::Contains("cannot open manifest"));
+}
+
+TEST_CASE("the shipped manifests are valid") {
+  for (const char* name : {"smoke", "fish-s2-pro", "qwen3-tts", "moss-tts-local", "nightly"}) {
+    INFO(name);
+    Manifest m = load_manifest(std::string(REFENC_SOURCE_DIR) + "/workloads/" + name + ".json");
+    CHECK(m.sha256.size() == 64);
+    CHECK_FALSE(m.models.empty());
+  }
+}
+
+TEST_CASE("reference variants are distinct, deterministic and keep the clip's length") {
+  ReferenceSpec spec;
+  spec.clips = {std::string(REFENC_SOURCE_DIR) + "/workloads/clips/en-m-16k.flac"};
+  spec.variants = 3;
+  auto a = make_reference_set(spec, 9);
+  auto b = make_reference_set(spec, 9);
+  REQUIRE(a.size() == 3);
+  CHECK(*a[0].wav == *b[0].wav);
+  CHECK(*a[0].wav != *a[1].wav);
+  CHECK(*a[1].wav != *a[2].wav);
+  CHECK(a[0].seconds == Approx(4.0).margin(0.01));
+  CHECK(a[0].sample_rate == 16000);
+  CHECK(a[0].wav->substr(0, 4) == "RIFF");
+  spec.variants = 0;
+  auto paths = make_reference_set(spec, 9);
+  REQUIRE(paths.size() == 1);
+  CHECK_FALSE(paths[0].path.empty());
+}

@@ -1,0 +1,126 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "fake_backend.hpp"
+#include "profile/manifest.hpp"
+#include "profile/profiler.hpp"
+#include "profile/run_report.hpp"
+#include "profile/schema_validator.hpp"
+
+using namespace refenc::profile;
+using namespace refenc::profile::testing;
+using nlohmann::json;
+
+namespace {
+
+Manifest smoke_manifest() {
+  json j = json::parse(R"({
+    "schema_version": 1, "name": "fake-smoke", "seed": 7,
+    "models": [{"name": "batcher", "synthesis": {"source": "test", "step_base_ms": 0.2, "prefill_base_ms": 0.2,
+                                                  "steps_per_audio_second": 5}},
+               {"name": "single", "synthesis": {"source": "test", "step_base_ms": 0.2, "steps_per_audio_second": 5}}],
+    "references": {"clips": ["clips/en-m-16k.flac", "clips/es-m-48k.flac"], "variants": 10, "warmup": 2},
+    "texts": ["Hello there.", "A second sentence."],
+    "concurrency": [2, 4],
+    "phases": [{"kind": "cold", "requests": 8}, {"kind": "warm", "requests": 12, "distinct": 4},
+               {"kind": "warm-disk", "requests": 6, "distinct": 6}],
+    "arms": [{"name": "m4a"}, {"name": "m4b", "max_batch_size": 4, "max_batch_wait_ms": 1}],
+    "gate": {"bootstrap_resamples": 200}
+  })");
+  return parse_manifest(j, std::string(REFENC_SOURCE_DIR) + "/workloads/fake-smoke.json");
+}
+
+std::string temp_dir() {
+  auto p = std::filesystem::temp_directory_path() / ("refenc-profile-test-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(p);
+  return p.string();
+}
+
+}  // namespace
+
+TEST_CASE("a profile over fake hooks: counts per phase, skipped arms, a schema-valid report") {
+  Manifest m = smoke_manifest();
+  std::map<std::string, FakeBackend*> made;
+  BackendFactory factory = [&](const ModelSpec& spec) -> std::unique_ptr<ModelBackend> {
+    bool batch = spec.name == "batcher";
+    auto b = std::make_unique<FakeBackend>(fake_info(spec.name, batch), batch);
+    made[spec.name] = b.get();
+    return b;
+  };
+  std::string dir = temp_dir();
+  ProfileResult r = run_profile(m, factory, {.out_dir = dir, .sleep_synthesis = false});
+  const json& rep = r.report;
+  CHECK(rep["status"] == "complete");
+  // batcher: 3 phases x 2 concurrencies x 2 arms; single: m4b skipped.
+  CHECK(rep["cells"].size() == 12 + 6);
+  REQUIRE(rep["skipped"].size() == 1);
+  CHECK(rep["skipped"][0]["model"] == "single");
+  CHECK(rep["skipped"][0]["reason"].get<std::string>().find("no safe batch primitive") != std::string::npos);
+  for (const json& c : rep["cells"]) {
+    INFO(c["id"]);
+    CHECK(c["errors"] == 0);
+    const json& cache = c["cache"];
+    if (c["phase"] == "cold") {
+      CHECK(cache["misses"] == 8);
+      CHECK(cache["hits"] == 0);
+      CHECK(c["outcomes"]["encoded"] == 8);
+    } else if (c["phase"] == "warm") {
+      CHECK(cache["hits"] == 12);
+      CHECK(cache["misses"] == 0);
+    } else {
+      CHECK(cache["disk_hits"] == 6);
+      CHECK(c["outcomes"]["disk_hit"] == 6);
+    }
+    CHECK(c["batching_active"] == (c["arm"] == "m4b"));
+    CHECK(c["telemetry"]["cpu"]["available"] == true);
+  }
+  // Gate: the non-batching model is not applicable; the batching one gets a verdict with its grade.
+  const json& gate = rep["gate"]["models"];
+  CHECK(gate[1]["verdict"] == "NOT_APPLICABLE");
+  CHECK(gate[0]["evidence_grade"] == "fake hook (tests)");
+  std::string verdict = gate[0]["verdict"].get<std::string>();
+  CHECK((verdict == "GO" || verdict == "NO-GO" || verdict == "INCONCLUSIVE"));
+
+  // The folder: report.json valid against the schema, requests.jsonl with every request.
+  auto schema = load_report_schema();
+  LoadedRun run = load_run(dir);
+  auto errors = validate_schema(schema, run.report);
+  for (const auto& e : errors) UNSCOPED_INFO(e);
+  CHECK(errors.empty());
+  std::size_t lines = 0;
+  for (const auto& [id, recs] : run.requests) lines += recs.size();
+  CHECK(lines == 2 * (8 + 12 + 6) * 2 + (8 + 12 + 6) * 2);
+  CHECK(std::filesystem::exists(dir + "/summary.md"));
+  // Recomputing the gate from the written folder gives the same verdicts.
+  GateResult again = evaluate_gate(run.report, run.requests, gate_options_from_report(run.report));
+  CHECK(again.json["models"] == rep["gate"]["models"]);
+
+  // The validator catches a broken report and names the field.
+  json broken = run.report;
+  broken["cells"][0]["stages"]["e2e"]["p95"] = "fast";
+  broken["cells"][1].erase("count");
+  errors = validate_schema(schema, broken);
+  REQUIRE(errors.size() == 2);
+  CHECK(errors[0] == "cells[0].stages.e2e.p95: expected number, got string");
+  CHECK(errors[1] == "cells[1]: missing required field 'count'");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a stop request writes a partial report marked interrupted") {
+  Manifest m = smoke_manifest();
+  std::atomic<bool> stop{false};
+  int made = 0;
+  BackendFactory factory = [&](const ModelSpec& spec) -> std::unique_ptr<ModelBackend> {
+    if (++made == 2) stop = true;  // the second model is never profiled
+    return std::make_unique<FakeBackend>(fake_info(spec.name, true), true);
+  };
+  std::string dir = temp_dir() + "-stop";
+  ProfileResult r = run_profile(m, factory, {.out_dir = dir, .stop = &stop, .sleep_synthesis = false});
+  CHECK(r.interrupted);
+  CHECK(r.report["status"] == "interrupted");
+  CHECK(r.report["cells"].size() == 12);
+  CHECK(validate_schema(load_report_schema(), r.report).empty());
+  std::filesystem::remove_all(dir);
+}
