@@ -5,6 +5,7 @@
 #include "command.hpp"
 #include "core/error.hpp"
 #include "profile/compare.hpp"
+#include "profile/html_report.hpp"
 #include "profile/run_report.hpp"
 
 namespace {
@@ -13,12 +14,15 @@ struct Options {
   std::string baseline, current;
   double threshold = 0.10;
   bool json = false;
+  std::string html;
 };
 
 int run(const Options& o) {
   using namespace refenc::profile;
   if (!(o.threshold > 0)) throw refenc::Error(refenc::ErrorKind::bad_input, "--threshold: must be > 0");
-  CompareResult r = compare_runs(load_run(o.baseline), load_run(o.current), {.threshold = o.threshold});
+  LoadedRun base = load_run(o.baseline), cur = load_run(o.current);
+  CompareResult r = compare_runs(base, cur, {.threshold = o.threshold});
+  if (!o.html.empty()) write_file_atomic(o.html, render_compare_html(base.report, cur.report, r.json));
   if (o.json) std::cout << r.json.dump(2) << '\n';
   else std::cout << format_compare(r, o.threshold);
   return r.regressions > 0 ? compare_exit_regression : 0;
@@ -32,6 +36,7 @@ refenc::cli::Registration reg{
       app.add_option("current", o->current, "Current run folder or report.json")->required();
       app.add_option("--threshold", o->threshold, "Relative change counted as a regression (default 0.10)");
       app.add_flag("--json", o->json, "Print JSON");
+      app.add_option("--html", o->html, "Also write an HTML comparison page to this file");
       app.footer("A regression: p95 E2E or p95 encode slower, or throughput lower, by more than the threshold with "
                  "a 95% bootstrap interval that excludes no change. Exit codes: 0 none; 10 regression; 2-7 errors.");
       return [o] { return run(*o); };

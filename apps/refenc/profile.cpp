@@ -10,6 +10,7 @@
 #include "command.hpp"
 #include "profile/encoder_backend.hpp"
 #include "profile/gate.hpp"
+#include "profile/html_report.hpp"
 #include "profile/manifest.hpp"
 #include "profile/profiler.hpp"
 #include "profile/run_report.hpp"
@@ -51,6 +52,12 @@ int run(const Options& o) {
   for (const auto& s : r.report["skipped"])
     std::cout << "skipped " << s.value("model", "") << " " << s.value("arm", "") << ": " << s.value("reason", "") << '\n';
   std::cout << format_gate(r.report["gate"]);
+  // The page is a view of report.json: its failure is a warning and never changes the gate's exit code.
+  try {
+    std::cout << "html report: " << write_html_report(r.dir) << '\n';
+  } catch (const std::exception& e) {
+    std::cerr << "refenc: warning: html report: " << e.what() << '\n';
+  }
   std::cout << "run folder: " << r.dir << '\n';
   if (r.interrupted) {
     std::cerr << "refenc: interrupted: partial report written to " << r.dir << '\n';
