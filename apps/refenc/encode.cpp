@@ -1,0 +1,190 @@
+// `refenc encode CLIP --model NAME ...`: encode one reference clip through the cached service and
+// report its key, artifact shapes, where it came from and a timing breakdown.
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "command.hpp"
+#include "core/error.hpp"
+#include "encoders/encoder_hook.hpp"
+#include "store/disk_tier.hpp"
+
+namespace refenc::cli {
+
+namespace {
+
+struct EncodeOptions {
+  std::string clip, model, text, scale = "tiny", dtype = "float32", device = "cpu", module, out, cache_dir;
+  bool x_vector_only = false, json = false;
+  int threads = 0, repeat = 1;
+};
+
+/// Seconds since this process started (dynamic loading of LibTorch and the other libraries included),
+/// from /proc; 0 where unavailable. Resolution: one clock tick (10 ms).
+double process_age() {
+  std::ifstream stat("/proc/self/stat"), up("/proc/uptime");
+  std::string line;
+  double uptime = 0;
+  if (!std::getline(stat, line) || !(up >> uptime)) return 0;
+  std::istringstream rest(line.substr(line.rfind(')') + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && rest >> field; ++i) {
+    if (i == 22) return std::max(0.0, uptime - std::stod(field) / static_cast<double>(sysconf(_SC_CLK_TCK)));
+  }
+  return 0;
+}
+
+double seconds_between(RequestTrace::Clock::time_point a, RequestTrace::Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+std::string where(RequestOutcome o) {
+  switch (o) {
+    case RequestOutcome::hit: return "memory";
+    case RequestOutcome::disk_hit: return "disk";
+    case RequestOutcome::encoded: return "encoded";
+    case RequestOutcome::uncacheable: return "encoded (uncacheable)";
+    default: return std::string(to_string(o));
+  }
+}
+
+/// The artifact as JSON: meta, and per tensor its dtype, shape and flat values.
+nlohmann::json artifact_json(const Artifact& a) {
+  nlohmann::json j = {{"meta", a.meta}, {"tensors", nlohmann::json::object()}};
+  for (const auto& [name, t] : a.tensors) {
+    nlohmann::json v;
+    if (t.dtype() == DType::float32) {
+      auto s = t.values<float>();
+      v = std::vector<float>(s.begin(), s.end());
+    } else {
+      const HostTensor wide = t.to(DType::int64);
+      auto s = wide.values<std::int64_t>();
+      v = std::vector<std::int64_t>(s.begin(), s.end());
+    }
+    j["tensors"][name] = {{"dtype", std::string(to_string(t.dtype()))}, {"shape", t.shape()}, {"values", v}};
+  }
+  return j;
+}
+
+int run(const EncodeOptions& o) {
+  using Clock = std::chrono::steady_clock;
+  const double startup = process_age();
+  const auto t0 = Clock::now();
+  const double torch_init = encoders::warm_up_torch();
+  encoders::EncoderOptions eo{.scale = o.scale, .dtype = o.dtype, .device = o.device, .module_path = o.module,
+                              .threads = o.threads};
+  std::shared_ptr<encoders::ModelHook> hook = encoders::make_hook(o.model, eo);
+  const double build = std::chrono::duration<double>(Clock::now() - t0).count() - torch_init;
+
+  std::shared_ptr<store::DiskTier> tier;
+  if (!o.cache_dir.empty()) tier = store::open_disk_tier({.root = o.cache_dir});
+  encoders::EncodeService service(hook, {.max_bytes = 1u << 30}, tier);
+  encoders::EncodeRequest req{audio::ReferenceSource::parse(o.clip), o.text, o.x_vector_only};
+
+  nlohmann::json runs = nlohmann::json::array();
+  Artifact artifact;
+  encoders::LoadSummary load;
+  for (int i = 0; i < o.repeat; ++i) {
+    RequestTrace trace;
+    artifact = service.get_or_encode(req, {}, &trace);  // audio errors already name the clip
+    load = hook->last_load();  // every request decodes: the key is a digest of the decoded input
+    runs.push_back({{"from", where(trace.outcome)},
+                    {"decode_s", load.timings.read + load.timings.key + load.timings.decode},
+                    {"resample_s", load.timings.resample},
+                    {"normalize_s", load.timings.normalize},
+                    {"load_total_s", seconds_between(trace.start, trace.normalized)},
+                    {"encode_s", trace.outcome == RequestOutcome::hit ? 0.0
+                                                                      : seconds_between(trace.encode_start, trace.encode_end)},
+                    {"total_s", seconds_between(trace.start, trace.end)}});
+  }
+  std::optional<ReferenceEncodeKey> key = hook->cache_key(hook->normalize_input(req));
+  if (!o.out.empty()) {
+    std::ofstream f(o.out);
+    f << artifact_json(artifact).dump() << '\n';
+    if (!f) throw Error(ErrorKind::io, "--out " + o.out + ": cannot write");
+  }
+
+  nlohmann::json j;
+  j["model"] = o.model;
+  j["config"] = {{"scale", o.module.empty() ? o.scale : "module"}, {"dtype", o.dtype}, {"device", o.device},
+                 {"parameters", hook->config().parameters}, {"config_hash", hook->config().config_hash},
+                 {"config", nlohmann::json::parse(hook->config().config_json)}};
+  j["key"] = key ? nlohmann::json{{"digest", key->digest()},
+                                  {"fields", nlohmann::json::parse(key->canonical())}}
+                 : nlohmann::json(nullptr);
+  j["audio"] = {{"seconds", load.seconds}, {"samples", load.samples}, {"sample_rate", load.sample_rate},
+                {"source_rate", load.source_rate}, {"source_channels", load.source_channels},
+                {"source_format", load.source_format}, {"gain_db", load.gain_db}};
+  for (const auto& [name, t] : artifact.tensors)
+    j["artifact"]["tensors"][name] = {{"dtype", std::string(to_string(t.dtype()))}, {"shape", t.shape()}};
+  j["artifact"]["meta"] = artifact.meta;
+  j["artifact"]["stored_bytes"] = hook->stored_bytes(hook->store_artifact(artifact));
+  j["timings_s"] = {{"process_start", startup}, {"first_torch_call", torch_init}, {"build_network", build}};
+  j["runs"] = runs;
+  if (!o.out.empty()) j["out"] = o.out;
+
+  if (o.json) {
+    std::cout << j.dump(2) << '\n';
+    return 0;
+  }
+  std::cout << fmt::format("model      {} (scale {}, {}, {}, {} parameters)\n", o.model,
+                           o.module.empty() ? o.scale : "module", o.dtype, o.device, hook->config().parameters);
+  if (key) {
+    std::cout << fmt::format("key        {}\n", key->digest());
+    std::cout << fmt::format("  model_id {}  revision {}  encoder {}\n", key->model_id, key->model_revision,
+                             key->encoder_id);
+    std::cout << fmt::format("  config   {}\n  kind     {}\n  input    {}\n  options  {}\n", key->encoder_config_hash,
+                             key->artifact_kind, key->input_key, key->options_key.empty() ? "-" : key->options_key);
+  } else {
+    std::cout << "key        none (uncacheable source)\n";
+  }
+  std::cout << fmt::format("audio      {:.3f} s, {} samples at {} Hz (source {} Hz, {} ch, {}), gain {:+.2f} dB\n",
+                           load.seconds, load.samples, load.sample_rate, load.source_rate, load.source_channels,
+                           load.source_format, load.gain_db);
+  for (const auto& [name, t] : artifact.tensors) std::cout << fmt::format("artifact   {} {}\n", name, t.describe());
+  for (const auto& [k, v] : artifact.meta) std::cout << fmt::format("meta       {} = {}\n", k, v);
+  std::cout << fmt::format("stored     {} bytes (int16 codes)\n", j["artifact"]["stored_bytes"].get<std::size_t>());
+  std::cout << fmt::format("timing     load libraries {:.2f} s (process start to command), first LibTorch call {:.3f} s, "
+                           "build network {:.3f} s\n",
+                           startup, torch_init, build);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto& r = runs[i];
+    std::cout << fmt::format(
+        "request {}  from {}: decode {:.4f} s, resample {:.4f} s, normalize {:.4f} s, encode {:.4f} s, total {:.4f} s\n",
+        i + 1, r["from"].get<std::string>(), r["decode_s"].get<double>(), r["resample_s"].get<double>(),
+        r["normalize_s"].get<double>(), r["encode_s"].get<double>(), r["total_s"].get<double>());
+  }
+  if (!o.out.empty()) std::cout << fmt::format("wrote      {} (JSON: meta, tensors with dtype, shape, values)\n", o.out);
+  return 0;
+}
+
+Registration reg{"encode", "Encode one reference clip and show its key, artifact and timings", [](CLI::App& app) {
+  auto o = std::make_shared<EncodeOptions>();
+  app.add_option("clip", o->clip, "Reference clip: a path, a data: URI or an http(s) URL")->required();
+  app.add_option("--model", o->model, "fish-s2-pro, qwen3-tts or moss-tts-local")->required();
+  app.add_option("--text", o->text, "Reference text (read by qwen3-tts only)");
+  app.add_flag("--x-vector-only", o->x_vector_only, "qwen3-tts: speaker embedding only, no ref_code");
+  app.add_option("--scale", o->scale, "Proxy size: full, small or tiny")->capture_default_str();
+  app.add_option("--dtype", o->dtype, "float32 or bfloat16")->capture_default_str();
+  app.add_option("--device", o->device, "cpu or cuda:N")->capture_default_str();
+  app.add_option("--module", o->module, "TorchScript module replacing the proxy network");
+  app.add_option("--threads", o->threads, "LibTorch intra-op threads (0: LibTorch's default)");
+  app.add_option("--repeat", o->repeat, "Request the clip N times through one service (later ones hit memory)")
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--cache-dir", o->cache_dir, "Use a disk tier at DIR (a later run reports 'disk')");
+  app.add_option("--out", o->out, "Write the artifact as JSON (meta; tensors with dtype, shape, values)");
+  app.add_flag("--json", o->json, "Print the report as JSON");
+  return [o] { return run(*o); };
+}};
+
+}  // namespace
+
+}  // namespace refenc::cli

@@ -1,0 +1,80 @@
+// `refenc models`: the encoders refenc knows, with rates, artifact shapes, batching and scales.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "command.hpp"
+#include "encoders/encoder_hook.hpp"
+
+namespace refenc::cli {
+
+namespace {
+
+struct ModelsOptions {
+  bool json = false;
+  bool params = false;
+};
+
+int run(const ModelsOptions& o) {
+  nlohmann::json all = nlohmann::json::array();
+  for (const encoders::ModelInfo& m : encoders::models()) {
+    nlohmann::json j = {{"name", m.name},
+                        {"description", m.description},
+                        {"encoder_id", m.encoder_id},
+                        {"artifact_kind", m.artifact_kind},
+                        {"sample_rate", m.sample_rate},
+                        {"samples_per_frame", m.samples_per_frame},
+                        {"frame_rate", m.frame_rate},
+                        {"loudness_normalised", m.loudness_normalised},
+                        {"reads_text", m.reads_text},
+                        {"can_encode_batch", m.can_encode_batch},
+                        {"has_internal_batching", m.has_internal_batching},
+                        {"scales", m.scales},
+                        {"meta_keys", m.meta_keys}};
+    for (const auto& t : m.artifact)
+      j["artifact"].push_back({{"name", t.name}, {"dtype", t.dtype}, {"shape", t.shape}, {"note", t.note}});
+    if (o.params)
+      for (const char* scale : {"tiny", "small"})
+        j["parameters"][scale] = encoders::make_hook(m.name, {.scale = scale})->config().parameters;
+    all.push_back(j);
+  }
+  if (o.json) {
+    std::cout << all.dump(2) << '\n';
+    return 0;
+  }
+  for (const auto& j : all) {
+    std::cout << fmt::format("{}\n  {}\n", j["name"].get<std::string>(), j["description"].get<std::string>());
+    std::cout << fmt::format("  input    {} Hz mono{}; {} samples per frame, {:.2f} frames/s\n",
+                             j["sample_rate"].get<int>(),
+                             j["loudness_normalised"].get<bool>() ? ", loudness -20 dBFS (+-3 dB)" : "",
+                             j["samples_per_frame"].get<int>(), j["frame_rate"].get<double>());
+    for (const auto& t : j["artifact"])
+      std::cout << fmt::format("  artifact {} {}{}  ({})\n", t["name"].get<std::string>(), t["dtype"].get<std::string>(),
+                               t["shape"].get<std::string>(), t["note"].get<std::string>());
+    std::string batching = j["can_encode_batch"].get<bool>()       ? "generic encode_batch (M4b)"
+                           : j["has_internal_batching"].get<bool>() ? "own internal batching (up to 8, 4 ms)"
+                                                                    : "none (M4a only)";
+    std::cout << fmt::format("  batching {}\n  text     {}\n", batching,
+                             j["reads_text"].get<bool>() ? "keyed (ref_text + mode)" : "ignored");
+    std::string scales;
+    for (const auto& s : j["scales"]) scales += (scales.empty() ? "" : ", ") + s.get<std::string>();
+    std::cout << fmt::format("  scales   {}\n", scales);
+    if (j.contains("parameters"))
+      std::cout << fmt::format("  params   tiny {}, small {}\n", j["parameters"]["tiny"].get<std::int64_t>(),
+                               j["parameters"]["small"].get<std::int64_t>());
+  }
+  return 0;
+}
+
+Registration reg{"models", "List the reference encoders", [](CLI::App& app) {
+  auto o = std::make_shared<ModelsOptions>();
+  app.add_flag("--json", o->json, "Print JSON");
+  app.add_flag("--params", o->params, "Build the tiny and small proxies to count their parameters");
+  return [o] { return run(*o); };
+}};
+
+}  // namespace
+
+}  // namespace refenc::cli

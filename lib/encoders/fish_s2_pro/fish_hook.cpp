@@ -1,0 +1,26 @@
+// FishAudio S2-Pro hook: codes [10, T]; opts into the generic batching surface (M4b).
+//
+// encode_batch pads every clip on the right to the longest (a multiple of 2048 samples), runs the
+// network once on the [B, 1, N] buffer and keeps each item's first ceil(samples / 2048) frames. The
+// network is causal and every batch-sensitive op is row-local (see nn_blocks.hpp), so each item's
+// codes are exactly its encode_one codes.
+#include "encoders/network_hook.hpp"
+
+namespace refenc::encoders {
+
+namespace {
+
+class FishHook final : public NetworkHook {
+ public:
+  explicit FishHook(const EncoderOptions& o)
+      : NetworkHook(model_info("fish-s2-pro"), o, make_fish_network(validate_settings(o, model_info("fish-s2-pro").scales))) {}
+
+  bool can_encode_batch() const override { return true; }
+  std::vector<Artifact> encode_batch(std::span<const EncodeInput* const> items) override { return encode_items(items); }
+};
+
+}  // namespace
+
+std::shared_ptr<ModelHook> make_fish_hook(const EncoderOptions& options) { return std::make_shared<FishHook>(options); }
+
+}  // namespace refenc::encoders

@@ -1,0 +1,60 @@
+#include "encoders/network_common.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+
+#include "core/error.hpp"
+#include "core/sha256.hpp"
+#include "encoders/nn_blocks.hpp"
+
+namespace refenc::encoders {
+
+ProxyConfig proxy_config(const std::string& family, const NetworkSettings& s, const nlohmann::json& dims) {
+  nlohmann::json weights = {{"family", family}, {"revision", kProxyRevision}, {"scale", s.scale}, {"dims", dims}};
+  ProxyConfig out;
+  out.weight_seed = sha256_hex(weights.dump());
+  nlohmann::json full = weights;
+  full["dtype"] = s.dtype;
+  full["device_type"] = s.device.rfind("cuda", 0) == 0 ? "cuda" : "cpu";
+  out.config.model_revision = kProxyRevision;
+  out.config.config_json = full.dump();
+  out.config.config_hash = sha256_hex(out.config.config_json);
+  return out;
+}
+
+HostTensor to_host(const torch::Tensor& t) {
+  std::vector<std::int64_t> shape(t.sizes().begin(), t.sizes().end());
+  if (at::isIntegralType(t.scalar_type(), true)) {
+    torch::Tensor c = t.to(torch::kCPU, torch::kInt64).contiguous();
+    return HostTensor::from_vector<std::int64_t>(shape, std::span<const std::int64_t>(c.data_ptr<std::int64_t>(),
+                                                                                     c.numel()));
+  }
+  torch::Tensor c = t.to(torch::kCPU, torch::kFloat32).contiguous();
+  return HostTensor::from_vector<float>(shape, std::span<const float>(c.data_ptr<float>(), c.numel()));
+}
+
+NetworkSettings validate_settings(const EncoderOptions& o, const std::vector<std::string>& scales) {
+  if (std::find(scales.begin(), scales.end(), o.scale) == scales.end())
+    throw Error(ErrorKind::config, "scale '" + o.scale + "': expected full, small or tiny");
+  nn::scalar_type_of(o.dtype);
+  nn::device_of(o.device);
+  if (o.threads < 0) throw Error(ErrorKind::config, "threads must not be negative");
+  if (o.threads > 0) at::set_num_threads(o.threads);
+  return {o.scale, o.dtype, o.device, o.module_path};
+}
+
+int torch_threads() { return at::get_num_threads(); }
+
+double warm_up_torch() {
+  static std::atomic<bool> done{false};
+  if (done.exchange(true)) return 0;
+  auto t0 = std::chrono::steady_clock::now();
+  torch::InferenceMode guard;
+  torch::Tensor a = torch::ones({8, 8});
+  (void)at::matmul(a, a).sum().item<float>();
+  (void)at::get_num_threads();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace refenc::encoders

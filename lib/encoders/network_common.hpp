@@ -1,0 +1,33 @@
+// Helpers shared by the network implementations (internal, LibTorch): config identity of a seeded
+// proxy and tensor conversion to the LibTorch-free HostTensor.
+//
+//   ProxyConfig c = proxy_config("fish-s2-pro", settings, dims_json);
+//   SeededInit init(c.weight_seed);       // same weights for every dtype and device
+//   HostTensor h = to_host(codes);        // int64 or float32, contiguous CPU copy
+#pragma once
+
+#include <torch/torch.h>
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "encoders/network.hpp"
+
+namespace refenc::encoders {
+
+/// Revision string of every seeded proxy network.
+inline constexpr const char* kProxyRevision = "proxy-v1";
+
+struct ProxyConfig {
+  EncoderConfig config;
+  std::string weight_seed;  ///< SHA-256 hex of the dtype/device-free part of the config.
+};
+
+/// Canonical config of a proxy: family, revision, scale, dtype, device type and `dims`.
+ProxyConfig proxy_config(const std::string& family, const NetworkSettings& settings, const nlohmann::json& dims);
+
+/// Contiguous CPU copy of an int64 (any integer) or floating tensor.
+HostTensor to_host(const torch::Tensor& t);
+
+}  // namespace refenc::encoders

@@ -1,0 +1,124 @@
+// LibTorch building blocks shared by the proxy networks (internal: included by network .cpp files only).
+//
+// Weights come from a `SeededInit` (one CPU generator seeded from the config hash, drawn in
+// construction order), so a network is identical across runs and processes. Every op whose result
+// could depend on the batch size or the padded length is written so that it does not: nonlinearities
+// and norms run one scalar function per element/row (never ATen's vector-body/scalar-tail split),
+// attention uses fixed-size query blocks against a fixed-length key window, and everything else is a
+// GEMM or convolution whose per-row result does not depend on the other rows. Together with causal
+// layers this makes a right-padded batch give each item exactly its single-clip result.
+//
+//   SeededInit init(config_hash);
+//   auto conv = std::make_shared<CausalConv1d>(init, 1, 64, 7);
+//   torch::Tensor y = conv->forward(x);   // x [B, 1, N] -> y [B, 64, N]
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace refenc::encoders::nn {
+
+/// Deterministic weight source: normal/uniform draws from one seeded CPU generator.
+class SeededInit {
+ public:
+  explicit SeededInit(const std::string& seed_hex);
+  /// N(0, gain / sqrt(fan_in)) weights of `shape`.
+  torch::Tensor weight(at::IntArrayRef shape, std::int64_t fan_in, double gain = 1.0);
+  torch::Tensor normal(at::IntArrayRef shape, double mean, double std);
+  torch::Tensor uniform(at::IntArrayRef shape, double lo, double hi);
+
+ private:
+  at::Generator gen_;
+};
+
+/// Applies `fn` to every element of a float tensor, one scalar call per element (shape-independent bits).
+torch::Tensor map_elements(const torch::Tensor& x, float (*fn)(float));
+float gelu_scalar(float x);
+float silu_scalar(float x);
+float elu_scalar(float x);
+float relu_scalar(float x);
+float sigmoid_scalar(float x);
+float tanh_scalar(float x);
+
+/// Normalises over the last dimension row by row (RMSNorm when `rms`, else LayerNorm), then
+/// scales by `weight` and adds `bias` (either may be undefined).
+torch::Tensor row_norm(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias, bool rms,
+                       double eps = 1e-5);
+
+/// Snake: x + 1/alpha * sin(alpha x)^2, alpha per channel of x [B, C, T].
+torch::Tensor snake(const torch::Tensor& x, const torch::Tensor& alpha);
+
+/// Causal 1-D convolution (left padding (k-1)*dilation - (stride-1)); weight normalisation folded
+/// at init. The input length must be a multiple of the stride; output length = input / stride.
+struct CausalConv1dImpl : torch::nn::Module {
+  CausalConv1dImpl(SeededInit& init, std::int64_t cin, std::int64_t cout, std::int64_t kernel,
+                   std::int64_t stride = 1, std::int64_t dilation = 1, std::int64_t groups = 1, bool bias = true);
+  torch::Tensor forward(const torch::Tensor& x);
+  torch::Tensor weight, bias;
+  std::int64_t kernel, stride, dilation, groups;
+};
+TORCH_MODULE(CausalConv1d);
+
+/// y = x W^T + b on the last dimension.
+struct LinearImpl : torch::nn::Module {
+  LinearImpl(SeededInit& init, std::int64_t in, std::int64_t out, bool bias = true);
+  torch::Tensor forward(const torch::Tensor& x);
+  torch::Tensor weight, bias;
+};
+TORCH_MODULE(Linear);
+
+struct TransformerConfig {
+  std::int64_t dim = 64, heads = 4, ffn = 256, layers = 1, window = 128;
+  bool rms_norm = false;     ///< RMSNorm (else LayerNorm).
+  bool swiglu = false;       ///< SwiGLU FFN (else GELU MLP).
+  double layer_scale = 0;    ///< LayerScale init (0 = none).
+  bool qkv_bias = false;
+};
+
+/// Pre-norm causal transformer over [B, T, D] with RoPE and attention limited to `window` frames.
+struct CausalTransformerImpl : torch::nn::Module {
+  CausalTransformerImpl(SeededInit& init, const TransformerConfig& cfg);
+  torch::Tensor forward(const torch::Tensor& x);
+  TransformerConfig cfg;
+  struct Layer {
+    torch::Tensor norm1_w, norm1_b, norm2_w, norm2_b, scale1, scale2;
+    Linear qkv{nullptr}, proj{nullptr}, up{nullptr}, gate{nullptr}, down{nullptr};
+  };
+  std::vector<Layer> layers;
+};
+TORCH_MODULE(CausalTransformer);
+
+/// Windowed causal attention of q, k, v [B, H, T, dh] with RoPE already applied.
+torch::Tensor windowed_causal_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                        std::int64_t window);
+
+/// Residual vector quantizer: per stage an in-projection dim -> cb_dim, nearest neighbour (cosine or
+/// Euclidean) in its codebook, out-projection cb_dim -> dim subtracted from the residual.
+struct ResidualVQImpl : torch::nn::Module {
+  ResidualVQImpl(SeededInit& init, std::int64_t dim, std::vector<std::int64_t> codebook_sizes, std::int64_t cb_dim,
+                 bool cosine);
+  /// z [B, T, dim] -> codes [B, T, stages] int64 (float32 arithmetic).
+  torch::Tensor forward(const torch::Tensor& z, std::int64_t stages);
+  bool cosine;
+  std::vector<Linear> in_proj, out_proj;
+  std::vector<torch::Tensor> codebooks;  ///< [size, cb_dim]
+};
+TORCH_MODULE(ResidualVQ);
+
+/// Parses "float32"/"bfloat16" and "cpu"/"cuda:N".
+torch::ScalarType scalar_type_of(const std::string& dtype);
+torch::Device device_of(const std::string& device);
+
+/// Counts the parameters of a module tree.
+std::int64_t count_parameters(const torch::nn::Module& m);
+
+/// Right-pads clips to a common length (a multiple of `multiple`) into [B, 1, N] float32 on `device`.
+torch::Tensor pad_batch(const std::vector<std::span<const float>>& clips, std::int64_t multiple,
+                        const torch::Device& device);
+
+}  // namespace refenc::encoders::nn
