@@ -18,8 +18,10 @@ build: setup
 
 # The main job: profile the nightly workload (all three models, cold/warm, M4a/M4b, concurrency 8
 # and 16), print the summary and the gate verdicts, and write the report into runs/.
+# Exit codes 10-12 are gate verdicts (NO-GO, INCONCLUSIVE, MISSING_ARM), not failures of the run:
+# `refenc gate` is what a CI job acts on.
 run: build
-	@$(REFENC) profile $(MANIFEST)
+	@rc=0; $(REFENC) profile $(MANIFEST) || rc=$$?; case $$rc in 0|10|11|12) exit 0;; *) exit $$rc;; esac
 
 # Every test: the unit and integration suites (ctest), the core under ThreadSanitizer and under
 # AddressSanitizer+UBSan, and a short run of each fuzz target.

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "profile/run_report.hpp"
 #include "core/error.hpp"
 #include "encoders/encoder_hook.hpp"
 #include "store/disk_tier.hpp"
@@ -92,6 +93,7 @@ int run(const EncodeOptions& o) {
   nlohmann::json runs = nlohmann::json::array();
   Artifact artifact;
   encoders::LoadSummary load;
+  std::optional<ReferenceEncodeKey> key;
   for (int i = 0; i < o.repeat; ++i) {
     RequestTrace trace;
     artifact = service.get_or_encode(req, {}, &trace);  // audio errors already name the clip
@@ -104,13 +106,9 @@ int run(const EncodeOptions& o) {
                     {"encode_s", trace.outcome == RequestOutcome::hit ? 0.0
                                                                       : seconds_between(trace.encode_start, trace.encode_end)},
                     {"total_s", seconds_between(trace.start, trace.end)}});
+    key = trace.key;
   }
-  std::optional<ReferenceEncodeKey> key = hook->cache_key(hook->normalize_input(req));
-  if (!o.out.empty()) {
-    std::ofstream f(o.out);
-    f << artifact_json(artifact).dump() << '\n';
-    if (!f) throw Error(ErrorKind::io, "--out " + o.out + ": cannot write");
-  }
+  if (!o.out.empty()) profile::write_file_atomic(o.out, artifact_json(artifact).dump() + "\n");
 
   nlohmann::json j;
   j["model"] = o.model;

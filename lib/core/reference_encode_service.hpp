@@ -177,7 +177,10 @@ class ReferenceEncodeService {
     }
     mark(trace, &RequestTrace::normalized);
     std::optional<ReferenceEncodeKey> key = hook_->cache_key(*input);
-    mark(trace, &RequestTrace::keyed);
+    if (trace) {
+      trace->keyed = Clock::now();
+      trace->key = key;
+    }
 
     if (!key) {
       {

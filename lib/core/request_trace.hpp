@@ -9,7 +9,10 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string_view>
+
+#include "core/reference_encode_key.hpp"
 
 namespace refenc {
 
@@ -28,6 +31,7 @@ std::string_view to_string(RequestOutcome outcome) noexcept;
 struct RequestTrace {
   using Clock = std::chrono::steady_clock;
   RequestOutcome outcome = RequestOutcome::none;
+  std::optional<ReferenceEncodeKey> key;  ///< The request's cache key (no value: uncacheable or not reached).
   Clock::time_point start;         ///< get_or_encode entered.
   Clock::time_point normalized;    ///< normalize_input returned (decode, resample).
   Clock::time_point keyed;         ///< cache_key returned.

@@ -309,6 +309,7 @@ TEST_CASE("service: the trace records outcome and timestamps") {
   s.get_or_encode(Req{.key = 13}, "", &t);
   CHECK(t.outcome == RequestOutcome::encoded);
   CHECK(t.cached);
+  CHECK(t.key == FakeHook::key_of(13));
   CHECK(t.start <= t.normalized);
   CHECK(t.normalized <= t.keyed);
   CHECK(t.keyed <= t.encode_start);
@@ -320,6 +321,7 @@ TEST_CASE("service: the trace records outcome and timestamps") {
   CHECK(t.outcome == RequestOutcome::failed);
   s.get_or_encode(Req{.key = 15, .cacheable = false}, "", &t);
   CHECK(t.outcome == RequestOutcome::uncacheable);
+  CHECK_FALSE(t.key);
 }
 
 TEST_CASE("service: stats snapshots subtract counters and keep gauges") {

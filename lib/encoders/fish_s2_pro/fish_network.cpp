@@ -1,4 +1,4 @@
-// FishAudio S2-Pro codec encoder proxy ("modded DAC" + RVQ) in LibTorch; layout in MODELS.md.
+// FishAudio S2-Pro codec encoder proxy ("modded DAC" + RVQ) in LibTorch; layout in docs/models.md.
 #include <nlohmann/json.hpp>
 
 #include "encoders/network.hpp"

@@ -1,5 +1,5 @@
 // MOSS-Audio-Tokenizer (v1) encoder proxy in LibTorch: causal patch-transformer stages and a
-// residual LFQ; layout in MODELS.md.
+// residual LFQ; layout in docs/models.md.
 #include <nlohmann/json.hpp>
 
 #include "encoders/network.hpp"

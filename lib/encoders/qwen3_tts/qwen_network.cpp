@@ -1,5 +1,5 @@
 // Qwen3-TTS voice-clone prompt proxy in LibTorch: 12.5 Hz speech tokenizer (SEANet + transformer +
-// split RVQ) and ECAPA-TDNN speaker encoder on a 24 kHz log-mel; layout in MODELS.md.
+// split RVQ) and ECAPA-TDNN speaker encoder on a 24 kHz log-mel; layout in docs/models.md.
 #include <cmath>
 
 #include <nlohmann/json.hpp>
