@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets of lib/audio (fuzz/*.cpp) with clang and ASan+UBSan into build/fuzz,
+# Builds the libFuzzer targets (fuzz/*.cpp: audio sources, data URIs, manifests) with clang and ASan+UBSan into build/fuzz,
 # straight from the library sources (not through CMake), then runs each for SECONDS (default 10) on
 # its corpus in fuzz/corpus/<target>/. Fails on the first crash, leak or sanitizer report.
 # Usage: scripts/fuzz.sh [SECONDS]
@@ -11,11 +11,12 @@ mkdir -p "$out"
 cxx="${CXX_FUZZ:-$(command -v clang++-14 || command -v clang++)}"
 flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
        -fno-sanitize-recover=undefined -I"$root/lib")
-lib_sources=("$root"/lib/audio/*.cpp "$root"/lib/core/error.cpp "$root"/lib/core/sha256.cpp)
+lib_sources=("$root"/lib/audio/*.cpp "$root"/lib/core/error.cpp "$root"/lib/core/sha256.cpp
+             "$root"/lib/profile/manifest.cpp)
 objects=()
 for src in "${lib_sources[@]}"; do
   obj="$out/$(basename "$(dirname "$src")")_$(basename "${src%.cpp}").o"
-  if [[ ! -f "$obj" || "$src" -nt "$obj" || -n "$(find "$root/lib/audio" "$root/lib/core" -name '*.hpp' -newer "$obj" -print -quit)" ]]; then
+  if [[ ! -f "$obj" || "$src" -nt "$obj" || -n "$(find "$root/lib/audio" "$root/lib/core" "$root/lib/profile" -name '*.hpp' -newer "$obj" -print -quit)" ]]; then
     "$cxx" "${flags[@]/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}" -c "$src" -o "$obj"
   fi
   objects+=("$obj")
