@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <random>
 
 #include "store/entry_format.hpp"
 #include "test_support.hpp"
@@ -66,6 +67,39 @@ TEST_CASE("entry decode refuses another key, older format, garbage, truncation a
   std::vector<char> flipped = bytes;
   flipped[static_cast<std::size_t>(at - bytes.begin()) + codes.nbytes() / 2] ^= 0x10;
   CHECK_THROWS_AS(decode_entry(flipped, key), EntryError);
+}
+
+TEST_CASE("entry decode survives 1500 seeded mutations: refused or the same artifact, never a crash") {
+  // Entries are read from a folder other processes share: whatever a file holds, decode_entry must
+  // either throw EntryError or return exactly the artifact that was written (a mutation of bytes the
+  // archive does not check, such as padding, can leave it intact).
+  const Artifact a = every_dtype();
+  const std::string key = fake_key("mutate").canonical();
+  const std::vector<char> bytes = encode_entry(key, a);
+  std::mt19937 rng(20261202);
+  std::uniform_int_distribution<std::size_t> pos(0, bytes.size() - 1);
+  std::uniform_int_distribution<int> byte(0, 255), kind(0, 3), count(1, 8);
+  int refused = 0, intact = 0;
+  for (int i = 0; i < 1500; ++i) {
+    std::vector<char> m = bytes;
+    for (int n = count(rng); n > 0; --n) {
+      switch (kind(rng)) {
+        case 0: m[pos(rng) % m.size()] ^= static_cast<char>(1 << (byte(rng) % 8)); break;
+        case 1: m[pos(rng) % m.size()] = static_cast<char>(byte(rng)); break;
+        case 2: m.resize(pos(rng) % m.size() + 1); break;
+        default: m.insert(m.begin() + static_cast<std::ptrdiff_t>(pos(rng) % m.size()), static_cast<char>(byte(rng))); break;
+      }
+    }
+    try {
+      Artifact back = decode_entry(m, key);
+      REQUIRE(back == a);
+      ++intact;
+    } catch (const EntryError&) {
+      ++refused;
+    }
+  }
+  CHECK(refused + intact == 1500);
+  CHECK(refused > 1200);
 }
 
 TEST_CASE("checksum depends on names, dtypes, shapes, data and metadata") {
