@@ -11,7 +11,7 @@ pkgs=(
   libsndfile1-dev libsamplerate0-dev libssl-dev
 )
 if [[ "${1:-}" == "--test" ]]; then
-  pkgs+=(clang libclang-rt-14-dev sox espeak-ng chromium)
+  pkgs+=(clang libclang-rt-14-dev sox espeak-ng chromium python3 time)
 fi
 
 missing=()

@@ -1,4 +1,5 @@
 // The encoders' backend: encoders::make_hook per model, services over store::DiskTier for warm-disk.
+#include <algorithm>
 #include <filesystem>
 
 #include "core/error.hpp"
@@ -70,6 +71,26 @@ bool encoder_backends_available() noexcept { return true; }
 
 BackendFactory encoder_backend_factory() {
   return [](const ModelSpec& spec) -> std::unique_ptr<ModelBackend> { return std::make_unique<EncoderBackend>(spec); };
+}
+
+void validate_encoder_models(const Manifest& manifest) {
+  for (std::size_t i = 0; i < manifest.models.size(); ++i) {
+    const ModelSpec& spec = manifest.models[i];
+    const std::string field = manifest.path + ": models[" + std::to_string(i) + "]";
+    const encoders::ModelInfo* info = nullptr;
+    try {
+      info = &encoders::model_info(spec.name);
+    } catch (const Error& e) {
+      throw Error(ErrorKind::bad_input, field + ".name: " + e.what());
+    }
+    if (spec.encoder.module_path.empty() &&
+        std::find(info->scales.begin(), info->scales.end(), spec.encoder.scale) == info->scales.end())
+      throw Error(ErrorKind::bad_input, field + ".encoder.scale: '" + spec.encoder.scale + "' is not one of " +
+                                            spec.name + "'s scales (full, small, tiny)");
+    if (spec.encoder.dtype != "float32" && spec.encoder.dtype != "bfloat16")
+      throw Error(ErrorKind::bad_input, field + ".encoder.dtype: '" + spec.encoder.dtype +
+                                            "' (expected float32 or bfloat16)");
+  }
 }
 
 }  // namespace refenc::profile

@@ -14,4 +14,6 @@ BackendFactory encoder_backend_factory() {
   };
 }
 
+void validate_encoder_models(const Manifest&) {}
+
 }  // namespace refenc::profile
