@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench_support.hpp"
 #include "encoders/encoder_hook.hpp"
 
 using namespace refenc;
@@ -25,36 +26,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
-std::string wav(int rate, std::int64_t n, int variant) {
-  std::string o = "RIFF";
-  auto put = [&o](std::uint32_t v, int bytes) {
-    for (int i = 0; i < bytes; ++i) o.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-  };
-  put(36 + static_cast<std::uint32_t>(n) * 2, 4);
-  o += "WAVEfmt ";
-  put(16, 4), put(1, 2), put(1, 2), put(static_cast<std::uint32_t>(rate), 4), put(static_cast<std::uint32_t>(rate) * 2, 4);
-  put(2, 2), put(16, 2);
-  o += "data";
-  put(static_cast<std::uint32_t>(n) * 2, 4);
-  std::uint32_t state = 99u + 31u * static_cast<std::uint32_t>(variant);
-  for (std::int64_t i = 0; i < n; ++i) {
-    state = state * 1664525u + 1013904223u;
-    const double t = static_cast<double>(i) / rate;
-    const double f = 120.0 + 17.0 * variant + 40.0 * std::sin(2 * M_PI * 0.5 * t);
-    double x = 0.3 * std::sin(2 * M_PI * f * t) + 0.1 * std::sin(2 * M_PI * 3 * f * t) +
-               0.03 * (static_cast<double>(state >> 8) / 16777216.0 - 0.5);
-    put(static_cast<std::uint16_t>(static_cast<std::int16_t>(std::lround(x * 32767.0))), 2);
-  }
-  return o;
-}
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -74,8 +46,8 @@ int main(int argc, char** argv) {
   std::string json_path;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i], v = argv[i + 1];
-    if (a == "--models") model_names = split(v);
-    else if (a == "--scales") scales = split(v);
+    if (a == "--models") model_names = bench::split_list(v);
+    else if (a == "--scales") scales = bench::split_list(v);
     else if (a == "--runs") runs = std::stoi(v);
     else if (a == "--threads") threads = std::stoi(v);
     else if (a == "--seconds") seconds = std::stod(v);
@@ -97,7 +69,7 @@ int main(int argc, char** argv) {
       const double build = since(t0);
       const int rate = hook->info().sample_rate;
       const auto n = static_cast<std::int64_t>(seconds * rate);
-      EncodeInput in = hook->normalize_input({audio::ReferenceSource::from_bytes(wav(rate, n, 1)), "reference text"});
+      EncodeInput in = hook->normalize_input({audio::ReferenceSource::from_bytes(bench::speech_wav(rate, n, 1)), "reference text"});
       Artifact art = hook->encode_one(in);  // warm-up
       std::vector<double> times;
       for (int r = 0; r < runs; ++r) {
@@ -120,7 +92,7 @@ int main(int argc, char** argv) {
       if (hook->can_encode_batch() && batch_rounds > 0) {
         std::vector<EncodeInput> clips;
         for (int v = 0; v < 8; ++v)
-          clips.push_back(hook->normalize_input({audio::ReferenceSource::from_bytes(wav(rate, n, 10 + v)), ""}));
+          clips.push_back(hook->normalize_input({audio::ReferenceSource::from_bytes(bench::speech_wav(rate, n, 10 + v)), ""}));
         std::vector<const EncodeInput*> ptrs;
         for (const auto& c : clips) ptrs.push_back(&c);
         std::vector<double> single_lat, batch_lat;

@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench_support.hpp"
 #include "encoders/encoder_hook.hpp"
 #include "store/disk_tier.hpp"
 
@@ -30,36 +31,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
-std::string wav(int rate, std::int64_t n) {
-  std::string o = "RIFF";
-  auto put = [&o](std::uint32_t v, int bytes) {
-    for (int i = 0; i < bytes; ++i) o.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-  };
-  put(36 + static_cast<std::uint32_t>(n) * 2, 4);
-  o += "WAVEfmt ";
-  put(16, 4), put(1, 2), put(1, 2), put(static_cast<std::uint32_t>(rate), 4), put(static_cast<std::uint32_t>(rate) * 2, 4);
-  put(2, 2), put(16, 2);
-  o += "data";
-  put(static_cast<std::uint32_t>(n) * 2, 4);
-  std::uint32_t state = 12345u;
-  for (std::int64_t i = 0; i < n; ++i) {
-    state = state * 1664525u + 1013904223u;
-    const double t = static_cast<double>(i) / rate;
-    const double f = 140.0 + 40.0 * std::sin(2 * M_PI * 0.5 * t);
-    double x = 0.3 * std::sin(2 * M_PI * f * t) + 0.1 * std::sin(2 * M_PI * 3 * f * t) +
-               0.03 * (static_cast<double>(state >> 8) / 16777216.0 - 0.5);
-    put(static_cast<std::uint16_t>(static_cast<std::int16_t>(std::lround(x * 32767.0))), 2);
-  }
-  return o;
-}
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -110,11 +82,11 @@ int main(int argc, char** argv) {
   std::cout << fmt::format("disk tier at {} ({} reads per entry, {:.0f} s clip)\n", root, reads, seconds);
   std::cout << fmt::format("{:<6} {:>10} {:>16} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>9}\n", "scale", "encode_ms",
                            "codes", "file_B", "hit_p50", "hit_p95", "hit_p99", "copy_p50", "write_p50", "speedup");
-  for (const std::string& scale : split(scales)) {
+  for (const std::string& scale : bench::split_list(scales)) {
     auto hook = make_hook("fish-s2-pro", {.scale = scale});
     const int rate = hook->info().sample_rate;
     EncodeInput in = hook->normalize_input(
-        {audio::ReferenceSource::from_bytes(wav(rate, static_cast<std::int64_t>(seconds * rate))), ""});
+        {audio::ReferenceSource::from_bytes(bench::speech_wav(rate, static_cast<std::int64_t>(seconds * rate), 0)), ""});
     std::vector<double> encode_s;
     Artifact artifact = hook->encode_one(in);  // warm-up
     for (int r = 0; r < 3; ++r) {
