@@ -57,4 +57,20 @@ double warm_up_torch() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+std::vector<NetworkOutput> encode_padded_codes(std::span<const NetworkItem> items, std::int64_t hop,
+                                               const torch::Device& device, torch::ScalarType dtype,
+                                               std::int64_t time_dim,
+                                               const std::function<torch::Tensor(const torch::Tensor&)>& forward) {
+  torch::InferenceMode guard;
+  std::vector<std::span<const float>> clips;
+  for (const auto& it : items) clips.push_back(it.samples);
+  torch::Tensor codes = forward(nn::pad_batch(clips, hop, device).to(dtype)).to(torch::kCPU);
+  std::vector<NetworkOutput> out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const std::int64_t frames = (static_cast<std::int64_t>(clips[i].size()) + hop - 1) / hop;
+    out.push_back({{"codes", to_host(codes[static_cast<std::int64_t>(i)].narrow(time_dim, 0, frames))}});
+  }
+  return out;
+}
+
 }  // namespace refenc::encoders

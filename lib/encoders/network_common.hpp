@@ -10,7 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "encoders/network.hpp"
 
@@ -29,5 +32,13 @@ ProxyConfig proxy_config(const std::string& family, const NetworkSettings& setti
 
 /// Contiguous CPU copy of an int64 (any integer) or floating tensor.
 HostTensor to_host(const torch::Tensor& t);
+
+/// The batched path shared by the codec networks: right-pads every item to a multiple of `hop` into
+/// one [B, 1, N] buffer (on `device`, in `dtype`), runs `forward` once, and keeps each item's
+/// ceil(samples / hop) frames along `time_dim` of its row, as tensor "codes".
+std::vector<NetworkOutput> encode_padded_codes(std::span<const NetworkItem> items, std::int64_t hop,
+                                               const torch::Device& device, torch::ScalarType dtype,
+                                               std::int64_t time_dim,
+                                               const std::function<torch::Tensor(const torch::Tensor&)>& forward);
 
 }  // namespace refenc::encoders

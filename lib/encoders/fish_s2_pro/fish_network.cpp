@@ -148,18 +148,9 @@ class FishNetwork final : public Network {
   }
 
   std::vector<NetworkOutput> encode(std::span<const NetworkItem> items) override {
-    torch::InferenceMode guard;
-    std::vector<std::span<const float>> clips;
-    for (const auto& it : items) clips.push_back(it.samples);
-    torch::Tensor wave = pad_batch(clips, kHop, device_).to(dtype_);
-    torch::Tensor codes = net_->forward(wave).to(torch::kCPU);  // [B, 10, Tmax]
-    std::vector<NetworkOutput> out;
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      const std::int64_t frames = (static_cast<std::int64_t>(clips[i].size()) + kHop - 1) / kHop;
-      torch::Tensor c = codes[static_cast<std::int64_t>(i)].narrow(1, 0, frames);
-      out.push_back({{"codes", to_host(c)}});
-    }
-    return out;
+    // codes [B, 10, Tmax]; causal layers keep right padding out of every valid frame
+    return encode_padded_codes(items, kHop, device_, dtype_, /*time_dim=*/1,
+                               [this](const torch::Tensor& wave) { return net_->forward(wave); });
   }
 
   const EncoderConfig& config() const override { return config_.config; }

@@ -98,17 +98,9 @@ class MossNetwork final : public Network {
   }
 
   std::vector<NetworkOutput> encode(std::span<const NetworkItem> items) override {
-    torch::InferenceMode guard;
-    std::vector<std::span<const float>> clips;
-    for (const auto& it : items) clips.push_back(it.samples);
-    torch::Tensor wave = pad_batch(clips, kHop, device_).to(dtype_);  // one (B, 1, Tmax) buffer
-    torch::Tensor codes = net_->forward(wave).to(torch::kCPU);
-    std::vector<NetworkOutput> out;
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      const std::int64_t frames = (static_cast<std::int64_t>(clips[i].size()) + kHop - 1) / kHop;
-      out.push_back({{"codes", to_host(codes[static_cast<std::int64_t>(i)].narrow(0, 0, frames))}});
-    }
-    return out;
+    // codes [B, Tmax, 32]; causal layers keep right padding out of every valid frame
+    return encode_padded_codes(items, kHop, device_, dtype_, /*time_dim=*/0,
+                               [this](const torch::Tensor& wave) { return net_->forward(wave); });
   }
 
   const EncoderConfig& config() const override { return config_.config; }
