@@ -3,7 +3,9 @@
 // One call, `get_or_encode`, turns a raw reference request into a caller-owned artifact:
 //
 //   1. normalize the input and compute its key (the hook; no key = uncacheable: encode and return);
-//   2. memory hit  -> load_artifact outside the lock from a shared_ptr<const StoredT>;
+//   2. memory hit  -> load_artifact from the cached shared_ptr<const StoredT>, without the mutex: hits
+//      run in ReadMostlyLock read sections, so concurrent hits write no shared cache line; only
+//      inserting into (or clearing) the memory tier waits for the read sections in progress;
 //   3. same key in flight -> wait for that leader (up to `timeout`), then load its result or rethrow a
 //      copy of its error with this caller's context;
 //   4. otherwise lead: second tier (if any), else encode (alone, or through the batch queue when M4b is
@@ -19,6 +21,7 @@
 //   service.stats().hits;
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -33,12 +36,14 @@
 #include "core/batch_coalescer.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/read_mostly_lock.hpp"
 #include "core/reference_encode_hook.hpp"
 #include "core/reference_encode_key.hpp"
 #include "core/request_trace.hpp"
 #include "core/second_tier.hpp"
 #include "core/service_stats.hpp"
 #include "core/stage_output_cache.hpp"
+#include "core/striped_counter.hpp"
 
 namespace refenc {
 
@@ -106,6 +111,7 @@ class ReferenceEncodeService {
     {
       std::lock_guard lock(mutex_);
       s = counters_;
+      s.hits = hits_.load();
       s.entries = cache_.size();
       s.bytes = cache_.bytes();
       s.evictions = cache_.evictions();
@@ -126,6 +132,7 @@ class ReferenceEncodeService {
   /// Drops every memory-tier entry (in-flight encodes and the second tier are untouched).
   void clear() {
     std::lock_guard lock(mutex_);
+    ReadMostlyLock::Writer writer(readers_);
     cache_.clear();
   }
 
@@ -134,7 +141,7 @@ class ReferenceEncodeService {
   void close() {
     {
       std::lock_guard lock(mutex_);
-      closed_ = true;
+      closed_.store(true, std::memory_order_release);
     }
     if (batcher_) batcher_->close();
   }
@@ -193,15 +200,25 @@ class ReferenceEncodeService {
       return out;
     }
 
+    check_open();
+    if (ReadMostlyLock::Reader reader(readers_); reader) {
+      if (const std::shared_ptr<const StoredT>* hit = cache_.find(*key)) {
+        ArtifactT out = hook_->load_artifact(**hit);  // the entry cannot go while this section lasts
+        hits_.add();  // after the copy: the stamp store that find made has had time to land
+        if (trace) trace->outcome = RequestOutcome::hit;
+        return out;
+      }
+    }
     std::shared_ptr<Flight> flight;
     {
-      std::unique_lock lock(mutex_);
+      std::unique_lock lock(mutex_);  // a miss, or a hit that met an insert in progress
       check_open();
       if (std::shared_ptr<const StoredT> hit = cache_.get(*key)) {
-        ++counters_.hits;
         lock.unlock();
+        ArtifactT out = hook_->load_artifact(*hit);
+        hits_.add();
         if (trace) trace->outcome = RequestOutcome::hit;
-        return hook_->load_artifact(*hit);
+        return out;
       }
       if (auto it = inflight_.find(*key); it != inflight_.end()) {
         ++counters_.merged;
@@ -269,6 +286,7 @@ class ReferenceEncodeService {
     {
       std::lock_guard lock(mutex_);
       if (cacheable) {
+        ReadMostlyLock::Writer writer(readers_);  // waits for the hits in progress to finish
         inserted = cache_.put(key, stored, bytes);
         if (!inserted) ++counters_.oversize;
       }
@@ -306,7 +324,7 @@ class ReferenceEncodeService {
   }
 
   void check_open() const {
-    if (closed_) throw Error(ErrorKind::closed, "service is closed");
+    if (closed_.load(std::memory_order_acquire)) throw Error(ErrorKind::closed, "service is closed");
   }
 
   std::shared_ptr<Hook> hook_;
@@ -314,11 +332,15 @@ class ReferenceEncodeService {
   std::shared_ptr<Tier> tier_;
   std::unique_ptr<BatchCoalescer<InputT, ArtifactT>> batcher_;
 
-  mutable std::mutex mutex_;  // guards everything below
+  // Hits read cache_ in read sections of readers_; whatever changes cache_ holds mutex_ *and* a
+  // ReadMostlyLock::Writer. Everything else below is guarded by mutex_ alone.
+  mutable std::mutex mutex_;
+  ReadMostlyLock readers_;
   StageOutputCache<ReferenceEncodeKey, StoredT> cache_;
   std::unordered_map<ReferenceEncodeKey, std::shared_ptr<Flight>> inflight_;
-  ServiceStats counters_;
-  bool closed_ = false;
+  ServiceStats counters_;      ///< All counters but hits.
+  StripedCounter hits_;        ///< Hits, counted per thread: a hit writes no shared counter.
+  std::atomic<bool> closed_{false};
 };
 
 }  // namespace refenc
