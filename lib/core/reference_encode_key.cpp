@@ -1,5 +1,6 @@
 #include "core/reference_encode_key.hpp"
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 
@@ -70,11 +71,17 @@ inline std::uint64_t hash_field(std::uint64_t h, const std::string& s) noexcept 
 }  // namespace
 
 std::size_t hash_value(const ReferenceEncodeKey& k) noexcept {
-  std::uint64_t h = 0x243f6a8885a308d3ULL;
-  for (const std::string* s : {&k.model_id, &k.model_revision, &k.encoder_id, &k.encoder_config_hash,
-                               &k.artifact_kind, &k.input_key, &k.options_key})
-    h = hash_field(h, *s);
-  return static_cast<std::size_t>(h ^ (h >> 32));
+  // One lane per field, each with its own seed, so the seven multiply chains overlap instead of
+  // running one after another (this hash is a fifth of a memory hit's cost); then one final mix.
+  const std::uint64_t lanes[7] = {
+      hash_field(0x243f6a8885a308d3ULL, k.model_id),     hash_field(0x13198a2e03707344ULL, k.model_revision),
+      hash_field(0xa4093822299f31d0ULL, k.encoder_id),   hash_field(0x082efa98ec4e6c89ULL, k.encoder_config_hash),
+      hash_field(0x452821e638d01377ULL, k.artifact_kind), hash_field(0xbe5466cf34e90c6cULL, k.input_key),
+      hash_field(0xc0ac29b7c97c50ddULL, k.options_key)};
+  std::uint64_t h = 0;
+  for (int i = 0; i < 7; ++i) h += std::rotl(lanes[i], 9 * i);
+  h = mix(mix(h, 0x3f84d5b5b5470917ULL), h >> 31);
+  return static_cast<std::size_t>(h);
 }
 
 }  // namespace refenc

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <set>
 #include <unordered_set>
 
 #include "core/error.hpp"
@@ -67,4 +68,35 @@ TEST_CASE("error: with_context makes an independent copy that keeps the kind") {
   CHECK(std::string(c.what()) == "clip 7: waited too long");
   CHECK(std::string(e.what()) == "waited too long");
   CHECK(refenc::exit_code(refenc::ErrorKind::bad_input) != refenc::exit_code(refenc::ErrorKind::encode));
+}
+
+TEST_CASE("key: the fast hash separates fields, including values swapped between fields") {
+  refenc::ReferenceEncodeKey base{"m", "r", "e", "c", "codes", "0123456789abcdef0123456789", ""};
+  const std::size_t h = refenc::hash_value(base);
+  CHECK(refenc::hash_value(base) == h);  // deterministic in-process
+  std::set<std::size_t> seen{h};
+  std::string refenc::ReferenceEncodeKey::*fields[] = {
+      &refenc::ReferenceEncodeKey::model_id,      &refenc::ReferenceEncodeKey::model_revision,
+      &refenc::ReferenceEncodeKey::encoder_id,    &refenc::ReferenceEncodeKey::encoder_config_hash,
+      &refenc::ReferenceEncodeKey::artifact_kind, &refenc::ReferenceEncodeKey::input_key,
+      &refenc::ReferenceEncodeKey::options_key};
+  for (auto f : fields) {
+    auto k = base;
+    k.*f += "x";
+    CHECK(seen.insert(refenc::hash_value(k)).second);
+  }
+  auto swapped = base;
+  std::swap(swapped.model_id, swapped.model_revision);
+  CHECK(seen.insert(refenc::hash_value(swapped)).second);
+  auto moved = base;  // the same characters split differently between two fields
+  moved.model_id = "mr";
+  moved.model_revision = "";
+  CHECK(seen.insert(refenc::hash_value(moved)).second);
+  std::set<std::size_t> many;
+  for (int i = 0; i < 10000; ++i) {
+    auto k = base;
+    k.input_key = std::to_string(i);
+    many.insert(refenc::hash_value(k));
+  }
+  CHECK(many.size() == 10000);
 }
