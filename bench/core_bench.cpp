@@ -2,10 +2,14 @@
 // in Python (py_design_peer.py: threading.Lock + OrderedDict LRU, a 2-element int64 tensor cloned on
 // hit), in one run on one machine.
 //
-//   build/release/bench/bench_core [--peer ../shared/bench/py_design_peer.py] [--calls N]
+//   build/release/bench/bench_core [--peer ../shared/bench/py_design_peer.py] [--calls N] [--repeat R]
+//
+// Each figure is the median of R runs (default 3), the peer's included, interleaved so that noise
+// from other work on the machine spreads over every column.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <barrier>
@@ -79,8 +83,8 @@ double hits_per_second(int threads, long per_thread) {
       }
       sink += local;
     });
-  start.arrive_and_wait();
-  auto t0 = Clock::now();
+  auto t0 = Clock::now();  // before the release: no worker can start ahead of the clock
+  start.count_down();
   for (auto& th : pool) th.join();
   double dt = std::chrono::duration<double>(Clock::now() - t0).count();
   if (s.stats().hits != static_cast<std::uint64_t>(threads * per_thread + 0)) std::fprintf(stderr, "unexpected misses\n");
@@ -121,6 +125,11 @@ void fan_out(int threads, int rounds) {
               static_cast<unsigned long long>(st.merged), static_cast<unsigned long long>(st.hits));
 }
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 double run_peer(const std::string& peer, int threads, long per_thread) {
   if (!std::filesystem::exists(peer) || !std::filesystem::exists("/usr/bin/python3")) return 0;
   std::string cmd = "/usr/bin/python3 " + peer + " " + std::to_string(threads) + " " + std::to_string(per_thread) + " 2>&1";
@@ -139,21 +148,28 @@ double run_peer(const std::string& peer, int threads, long per_thread) {
 
 int main(int argc, char** argv) {
   std::string peer = "../shared/bench/py_design_peer.py";
-  long calls = 400000;
+  long calls = 2000000;
+  int repeat = 3;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::string(argv[i]) == "--peer") peer = argv[i + 1];
     if (std::string(argv[i]) == "--calls") calls = std::atol(argv[i + 1]);
+    if (std::string(argv[i]) == "--repeat") repeat = std::max(1, std::atoi(argv[i + 1]));
   }
   at::set_num_threads(1);
-  std::printf("hit path: %ld hits per row; 64 keys, all cached; cores=%u\n", calls, std::thread::hardware_concurrency());
+  std::printf("hit path: %ld hits per run, median of %d runs; 64 keys, all cached; cores=%u\n", calls, repeat,
+              std::thread::hardware_concurrency());
   std::printf("%-8s %14s %14s %14s %14s | %12s %12s\n", "threads", "python peer/s", "HostTensor/s",
               "at::Tensor/s", "array/s", "HostTensor x", "at::Tensor x");
-  for (int threads : {1, 16}) {
+  for (int threads : {1, 2, 16}) {
     const long per = calls / threads;
-    double py = run_peer(peer, threads, std::max(1000L, per / 10));
-    double host = hits_per_second<HostTensorHook>(threads, per);
-    double tensor = hits_per_second<TensorHook>(threads, per);
-    double array = hits_per_second<ArrayHook>(threads, per);
+    std::vector<double> pys, hosts, tensors, arrays;
+    for (int r = 0; r < repeat; ++r) {
+      pys.push_back(run_peer(peer, threads, std::max(1000L, per / 10)));
+      hosts.push_back(hits_per_second<HostTensorHook>(threads, per));
+      tensors.push_back(hits_per_second<TensorHook>(threads, per / 4));
+      arrays.push_back(hits_per_second<ArrayHook>(threads, per));
+    }
+    const double py = median(pys), host = median(hosts), tensor = median(tensors), array = median(arrays);
     std::printf("%-8d %14.0f %14.0f %14.0f %14.0f | %11.1fx %11.1fx\n", threads, py, host, tensor, array,
                 py > 0 ? host / py : 0.0, py > 0 ? tensor / py : 0.0);
   }
