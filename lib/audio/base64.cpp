@@ -39,11 +39,37 @@ std::string describe_char(unsigned char c) {
               std::string(what) + ": payload too large (over the " + std::to_string(max_bytes) + " byte limit)");
 }
 
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
 }  // namespace
 
+std::size_t base64_decoded_size(std::string_view text, bool percent_escaped) {
+  std::size_t symbols = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (percent_escaped && c == '%' && i + 2 < text.size() && hex_value(text[i + 1]) >= 0 &&
+        hex_value(text[i + 2]) >= 0) {
+      c = static_cast<unsigned char>(hex_value(text[i + 1]) * 16 + hex_value(text[i + 2]));
+      i += 2;
+    }
+    symbols += table[c] != space && c != '=';
+  }
+  return symbols / 4 * 3 + (symbols % 4) * 3 / 4;
+}
+
 std::string decode_base64(std::string_view text, std::string_view what, std::size_t max_bytes) {
+  std::size_t size = base64_decoded_bound(text.size());
+  if (size > max_bytes) {
+    size = base64_decoded_size(text);
+    if (size > max_bytes) too_large(what, max_bytes);
+  }
   std::string out;
-  out.reserve(std::min(base64_decoded_bound(text.size()), max_bytes + 1));
+  out.reserve(size);
   std::uint32_t acc = 0;
   int bits = 0;
   std::size_t symbols = 0, padding = 0;

@@ -37,8 +37,19 @@ bool accepted_media_type(const std::string& t) {
          t == "application/ogg";
 }
 
+[[noreturn]] void too_large(std::string_view what, std::size_t max_bytes) {
+  throw Error(ErrorKind::bad_input,
+              std::string(what) + ": payload too large (over the " + std::to_string(max_bytes) + " byte limit)");
+}
+
 std::string percent_decode(std::string_view text, std::string_view what, std::size_t max_bytes,
                            std::size_t offset) {
+  if (text.size() > max_bytes) {
+    // Each escape shortens the text by two: count them before allocating for the result.
+    std::size_t escapes = 0;
+    for (std::size_t i = text.find('%'); i != std::string_view::npos; i = text.find('%', i + 3)) ++escapes;
+    if (text.size() - std::min(text.size(), 2 * escapes) > max_bytes) too_large(what, max_bytes);
+  }
   std::string out;
   out.reserve(std::min(text.size(), max_bytes + 1));
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -51,9 +62,7 @@ std::string percent_decode(std::string_view text, std::string_view what, std::si
       i += 2;
     }
     out.push_back(c);
-    if (out.size() > max_bytes)
-      throw Error(ErrorKind::bad_input,
-                  std::string(what) + ": payload too large (over the " + std::to_string(max_bytes) + " byte limit)");
+    if (out.size() > max_bytes) too_large(what, max_bytes);
   }
   return out;
 }
@@ -98,6 +107,7 @@ std::string decode_data_uri(std::string_view uri, std::string_view what, std::si
   if (!parsed.base64) return percent_decode(parsed.payload, what, max_bytes, offset);
   // Base64 inside a URI may itself be percent-encoded ('+' as %2B, '=' as %3D).
   if (parsed.payload.find('%') == std::string_view::npos) return decode_base64(parsed.payload, what, max_bytes);
+  if (base64_decoded_size(parsed.payload, /*percent_escaped=*/true) > max_bytes) too_large(what, max_bytes);
   return decode_base64(percent_decode(parsed.payload, what, 2 * max_bytes + 16, offset), what, max_bytes);
 }
 
