@@ -1,12 +1,18 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <random>
 
+#include "store/entry_archive.hpp"
 #include "store/entry_format.hpp"
 #include "test_support.hpp"
 
@@ -167,5 +173,142 @@ TEST_CASE("an entry opens in Python with torch.load(weights_only=True)") {
       case DType::float32: for (auto v : t.values<float>()) want.push_back(v); break;
     }
     CHECK(pt["values"].get<std::vector<double>>() == want);
+  }
+}
+
+namespace {
+
+/// A torch archive whose pickle is `pickle` (tensor records as given), as the entry writer packs one.
+std::vector<char> archive_with_pickle(std::string_view pickle, const std::vector<std::string>& tensors = {}) {
+  std::vector<ArchiveRecord> records;
+  for (std::size_t i = 0; i < tensors.size(); ++i) records.push_back({"data/" + std::to_string(i), tensors[i]});
+  records.push_back({"data.pkl", pickle});
+  return pack_archive(records);
+}
+
+/// `bytes` with the first occurrence of `from` replaced by `to` (same length: offsets stay right).
+std::vector<char> patched(std::vector<char> bytes, std::string_view from, std::string_view to) {
+  REQUIRE(from.size() == to.size());
+  auto at = std::search(bytes.begin(), bytes.end(), from.begin(), from.end());
+  REQUIRE(at != bytes.end());
+  std::copy(to.begin(), to.end(), at);
+  return bytes;
+}
+
+/// The central directory record of `name` in the archive `bytes` (its offset).
+std::size_t directory_record(const std::vector<char>& bytes, std::string_view name) {
+  for (std::size_t i = 0; i + 46 + name.size() <= bytes.size(); ++i)
+    if (std::memcmp(bytes.data() + i, "PK\x01\x02", 4) == 0 &&
+        std::string_view(bytes.data() + i + 46, name.size()) == name)
+      return i;
+  FAIL("no central directory record for " << name);
+  return 0;
+}
+
+void put_le(std::vector<char>& bytes, std::size_t at, std::uint64_t v, int n) {
+  for (int i = 0; i < n; ++i) bytes[at + static_cast<std::size_t>(i)] = static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+/// Decodes `bytes` in a child process; returns the refusal message (or "accepted") and the growth
+/// of the child's peak RSS while decoding, in KB.
+std::pair<std::string, long> decode_in_child(const std::vector<char>& bytes) {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    rusage u{};
+    ::getrusage(RUSAGE_SELF, &u);
+    const long before = u.ru_maxrss;
+    std::string message = "accepted";
+    try {
+      decode_entry(bytes, "");
+    } catch (const EntryError& e) {
+      message = e.what();
+    } catch (const std::exception& e) {
+      message = std::string("not an EntryError: ") + e.what();
+    }
+    ::getrusage(RUSAGE_SELF, &u);
+    const std::string out = std::to_string(u.ru_maxrss - before) + " " + message;
+    ::_exit(::write(fds[1], out.data(), out.size()) == static_cast<ssize_t>(out.size()) ? 0 : 1);
+  }
+  ::close(fds[1]);
+  std::string text;
+  char buf[512];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  const auto space = text.find(' ');
+  REQUIRE(space != std::string::npos);
+  return {text.substr(space + 1), std::stol(text.substr(0, space))};
+}
+
+}  // namespace
+
+TEST_CASE("hostile archives are refused before LibTorch allocates what they declare (fuzz_disk_entry findings)") {
+  // Each of these made LibTorch 1.13 misbehave when it read the file first: allocate and zero a
+  // declared 4 GiB string, reserve memo slots for a declared index, pop values from an empty stack,
+  // read tensor data past its record, or leak its zip state when its reader refused the archive.
+  SECTION("a string declaring 4 GiB in a pickle of 12 bytes") {
+    const auto [message, peak_kb] = decode_in_child(archive_with_pickle(std::string("\x80\x02X\xfe\xff\xff\xff" "abc.", 12)));
+    CHECK_THAT(message, Catch::Contains("unreadable pickle: argument runs past the end at offset 2"));
+    CHECK(peak_kb < 64 * 1024);
+  }
+  SECTION("a memo index of 2^31") {
+    const auto [message, peak_kb] = decode_in_child(archive_with_pickle(std::string("\x80\x02}r\xff\xff\xff\x7f.", 9)));
+    CHECK_THAT(message, Catch::Contains("memo index 2147483647 out of sequence"));
+    CHECK(peak_kb < 64 * 1024);
+  }
+  SECTION("tuples built from an empty stack") {
+    CHECK_THROWS_WITH(decode_entry(archive_with_pickle(std::string("\x80\x02}(\x87\x87\x87\x32\x30.", 10)), ""),
+                      Catch::Contains("stack underflow at offset 4"));
+    CHECK_THROWS_WITH(decode_entry(archive_with_pickle("\x80\x02t."), ""), Catch::Contains("no MARK"));
+    CHECK_THROWS_WITH(decode_entry(archive_with_pickle("\x80\x02}(K\x01u."), ""), Catch::Contains("odd number of dict items"));
+    CHECK_THROWS_WITH(decode_entry(archive_with_pickle("\x80\x02}K\x01."), ""), Catch::Contains("STOP with 2 values"));
+    CHECK_THROWS_WITH(decode_entry(archive_with_pickle("\x80\x02}"), ""), Catch::Contains("no STOP"));
+    CHECK_THROWS_WITH(decode_entry(archive_with_pickle("\x80\x02}\xff."), ""), Catch::Contains("unknown opcode 255"));
+  }
+  SECTION("a storage claiming more elements than its record holds") {
+    Artifact a;
+    a.tensors["codes"] = HostTensor::from_vector<std::int16_t>({2, 20}, std::vector<std::int16_t>(40, 7));
+    std::vector<char> bytes = encode_entry("k", a);
+    REQUIRE(decode_entry(bytes, "k") == a);
+    // numel 40 -> 255 in the storage's persistent id, shape (2, 20) -> (2, 127), stride (20, 1) -> (127, 1):
+    // consistent for LibTorch, but the record holds 80 bytes and the tensor would read 508.
+    bytes = patched(bytes, "cpuq\x09K\x28", "cpuq\x09K\xff");
+    bytes = patched(bytes, "(K\x02K\x14t(K\x14K\x01t", "(K\x02K\x7ft(K\x7fK\x01t");
+    CHECK_THROWS_WITH(decode_entry(bytes, "k"), Catch::Contains("tensor 'codes' claims more data than its record holds"));
+  }
+  SECTION("a compressed record declaring 4 GiB") {
+    std::vector<char> bytes = encode_entry("k", fake_artifact("x"));
+    const std::size_t dir = directory_record(bytes, "archive/data.pkl");
+    put_le(bytes, dir + 10, 8, 2);            // deflate
+    put_le(bytes, dir + 24, 0xfffffff0u, 4);  // uncompressed size
+    const auto [message, peak_kb] = decode_in_child(bytes);
+    CHECK_THAT(message, Catch::Contains("not a readable torch archive: record 2 is compressed"));
+    CHECK(peak_kb < 64 * 1024);
+  }
+  SECTION("archives LibTorch's reader refuses while opening them (it leaked its zip state then)") {
+    std::vector<char> bytes = encode_entry("k", fake_artifact("x"));
+    // Names are matched as the zip reader matches them, ignoring case.
+    CHECK(decode_entry(patched(patched(bytes, "archive/version", "archive/VERSION"), "archive/version", "archive/VERSION"),
+                       "k") == fake_artifact("x"));
+    CHECK_THROWS_WITH(decode_entry(patched(patched(bytes, "archive/version", "archive/vers1on"), "archive/version",
+                                           "archive/vers1on"), "k"),
+                      Catch::Contains("no version record"));
+    std::vector<char> encrypted = bytes;
+    put_le(encrypted, directory_record(encrypted, "archive/version") + 8, 0x40, 2);
+    CHECK_THROWS_WITH(decode_entry(encrypted, "k"), Catch::Contains("record 3 is encrypted"));
+    std::vector<char> folder = bytes;  // the reader reads nothing for a folder: the buffer stays uninitialised
+    put_le(folder, directory_record(folder, "archive/version") + 38, 0x10, 4);
+    CHECK_THROWS_WITH(decode_entry(folder, "k"), Catch::Contains("record 3 is a folder"));
+    std::vector<char> folderless = bytes;
+    const std::size_t first = directory_record(folderless, "archive/data/0");
+    folderless[first + 46 + 7] = folderless[first + 46 + 12] = '_';  // "archive_data_0"
+    CHECK_THROWS_WITH(decode_entry(folderless, "k"), Catch::Contains("first record is not in a folder"));
   }
 }

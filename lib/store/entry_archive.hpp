@@ -1,0 +1,69 @@
+// The torch archive inside an entry file, behind an interface without LibTorch (internal to lib/store).
+//
+// This is the only place in lib/store that calls LibTorch: its pickler and its zip container to write
+// an entry, its unpickler to read one. Reading gives a plain tree of what the archive's pickle holds
+// (dicts, strings, integers, CPU tensors already copied into HostTensors), so every check that makes
+// a file an entry or not (entry_format.cpp) is ordinary C++ that any compiler builds.
+//
+//   std::vector<char> zip = store::write_entry_archive(1, key_text, artifact, checksum);
+//   store::PickledValue root = store::read_archive(zip);   // throws EntryError when unreadable
+//   std::vector<char> raw = store::pack_archive(records);  // a torch archive of the given records
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/artifact.hpp"
+
+namespace refenc::store {
+
+/// One value read from an archive's pickle. Only what an entry can hold is converted; anything else
+/// (lists, floats, None, dicts nested deeper than an entry's) is `other`.
+struct PickledValue {
+  enum class Kind { other, integer, string, tensor, dict };
+  Kind kind = Kind::other;
+  std::int64_t integer = 0;         ///< kind integer.
+  std::string text;                 ///< kind string.
+  std::optional<HostTensor> tensor; ///< kind tensor, when usable: dense, on the CPU, in a refenc dtype.
+  std::string tensor_problem;       ///< kind tensor, when not usable: why ("has unsupported dtype Double").
+  std::vector<PickledValue> keys;   ///< kind dict: keys, in stored order.
+  std::vector<PickledValue> values; ///< kind dict: values, parallel to keys.
+};
+
+/// One named record of an archive ("data.pkl", "data/0"); `bytes` must outlive the call it is passed to.
+struct ArchiveRecord {
+  std::string name;
+  std::string_view bytes;
+};
+
+/// A torch zip archive (the container torch.save writes) holding `records`, in order.
+std::vector<char> pack_archive(std::span<const ArchiveRecord> records);
+
+/// The entry dict {format, key, tensors, meta, checksum} as a torch archive, pickled without
+/// TorchScript type tags so that Python's weights_only loader opens it.
+std::vector<char> write_entry_archive(std::int64_t format, const std::string& key_text, const Artifact& artifact,
+                                      const std::string& checksum);
+
+/// What the pickle of the torch archive `bytes` holds. Throws EntryError when the checks below fail
+/// or LibTorch cannot read it ("unreadable archive: ..."). A tensor is copied only when it is dense,
+/// on the CPU, in a refenc dtype and inside the record it was read from. Whatever `bytes` hold,
+/// reading allocates in proportion to their size, not to sizes they declare.
+PickledValue read_archive(const std::vector<char>& bytes);
+
+/// Throws EntryError unless every record that LibTorch's zip reader will find in `bytes` is stored
+/// uncompressed, with consistent sizes, inside the file (reading any record then allocates no more
+/// than the file's size; LibTorch allocates a record's declared size before reading it), and the
+/// archive has what LibTorch's reader checks when it opens one: a folder in the first record's name
+/// and a version record holding a version in [min_version, max_version].
+void check_zip_records(std::span<const char> bytes, std::uint64_t min_version, std::uint64_t max_version);
+
+/// Throws EntryError unless `pickle` is a sequence of pickle opcodes ending with STOP, whose length
+/// operands stay inside it and whose memo indices are defined in sequence. (LibTorch's unpickler
+/// allocates a declared string length, and reserves memo slots up to a declared index, first.)
+void check_pickle(std::span<const char> pickle);
+
+}  // namespace refenc::store
