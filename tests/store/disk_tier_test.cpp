@@ -5,8 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <functional>
+#include <latch>
+#include <thread>
 
 #include "store/disk_tier.hpp"
 #include "store/entry_format.hpp"
@@ -413,4 +416,176 @@ TEST_CASE("a full or read-only file system disables the tier with one warning (t
     CHECK(hook->encodes == 1);
     CHECK(logs.count() == 1);
   }
+}
+
+namespace {
+
+/// Worker threads asking a service for keys of a small set, plus one new key per request: every
+/// answer is compared with a fresh encode of its own input; anything else is counted.
+struct RequestLoop {
+  FakeService& service;
+  std::atomic<bool> stop{false};
+  std::atomic<long> answered{0}, wrong{0}, thrown{0};
+  std::vector<std::thread> threads;
+
+  /// Each thread counts `started` down after its first `warmup` answers, and after `stop` is set it
+  /// still finishes the request it is in.
+  RequestLoop(FakeService& s, int thread_count, int keys, long warmup, std::latch& started) : service(s) {
+    for (int t = 0; t < thread_count; ++t)
+      threads.emplace_back([this, t, keys, warmup, &started] {
+        for (long i = 0; !stop; ++i) {
+          const std::string text = i % 2 ? "key" + std::to_string((i * 7 + t) % keys)
+                                         : "new-" + std::to_string(t) + "-" + std::to_string(i);
+          try {
+            if (service.get_or_encode(text) != fake_artifact(text)) ++wrong;
+          } catch (...) {
+            ++thrown;
+          }
+          ++answered;
+          if (i + 1 == warmup) started.count_down();
+        }
+      });
+  }
+  void finish() {
+    stop = true;
+    for (auto& t : threads)
+      if (t.joinable()) t.join();
+  }
+  ~RequestLoop() { finish(); }  // also when a REQUIRE leaves the test early
+};
+
+}  // namespace
+
+TEST_CASE("a root remounted read-only in the middle of a run: requests go on, the tier disables itself once (tmpfs; root only)") {
+  SmallMount m("size=16m,mode=0700", 0);
+  if (!m.ok) {
+    WARN("SKIPPED: cannot mount a tmpfs here (needs root and mount rights)");
+    return;
+  }
+  LogCapture logs;
+  DiskTierOptions o = at(m.dir.path / "cache");
+  o.max_disk_bytes = 256 << 10;  // eviction keeps the tmpfs far from full: the only fault is the remount
+  auto tier = open_disk_tier(o);
+  REQUIRE(tier->enabled());
+  auto hook = std::make_shared<FakeHook>();
+  FakeService service(hook, {.max_items = 4}, tier);  // a small memory tier: most answers go through the disk
+
+  std::latch warmed_up(4);
+  RequestLoop loop(service, 4, 40, 200, warmed_up);
+  warmed_up.wait();
+  const TierStats before = tier->stats();
+  // Remount while the workers run. A remount to read-only is refused (EBUSY) while a file is open
+  // for writing, which a writer holds for a moment: try until it lands between two writes.
+  int attempts = 0;
+  bool remounted = false;
+  while (!remounted && attempts < 100000) {
+    ++attempts;
+    remounted = ::mount("tmpfs", m.dir.path.c_str(), "tmpfs", MS_REMOUNT | MS_RDONLY, "size=16m,mode=0700") == 0;
+    if (!remounted && errno != EBUSY) {
+      const int e = errno;
+      loop.finish();
+      WARN("SKIPPED: cannot remount the tmpfs here: " << std::strerror(e));
+      return;
+    }
+    if (!remounted) std::this_thread::yield();
+  }
+  REQUIRE(remounted);
+  const long answered_at_remount = loop.answered;
+  while (tier->enabled() || loop.answered < answered_at_remount + 400) std::this_thread::yield();
+  loop.finish();
+
+  INFO("remount attempts: " << attempts << ", answers " << loop.answered << " (" << answered_at_remount
+                            << " before the remount)");
+  CHECK(loop.wrong == 0);
+  CHECK(loop.thrown == 0);
+  CHECK(before.disk_writes > 0);
+  CHECK(before.disk_hits > 0);
+  CHECK_FALSE(tier->enabled());
+  CHECK(tier->disabled_reason().find("Read-only file system") != std::string::npos);
+  CHECK(tier->stats().disk_errors >= 1);
+  CHECK(tier->stats().disk_corrupt == 0);
+  CHECK(logs.count() == 1);
+
+  // Memory-only from now on: still right, nothing more counted on the disk.
+  const TierStats disabled = tier->stats();
+  for (int i = 0; i < 40; ++i) CHECK(service.get_or_encode("key" + std::to_string(i)) == fake_artifact("key" + std::to_string(i)));
+  CHECK(tier->stats().disk_writes == disabled.disk_writes);
+  CHECK(tier->stats().disk_hits == disabled.disk_hits);
+
+  // What was written before is intact: read back read-only, then after a remount read-write.
+  auto reader = open_disk_tier(at(m.dir.path / "cache"));
+  CHECK_FALSE(reader->enabled());
+  REQUIRE(::mount("tmpfs", m.dir.path.c_str(), "tmpfs", MS_REMOUNT, "size=16m,mode=0700") == 0);
+  auto again = open_disk_tier(at(m.dir.path / "cache"));
+  REQUIRE(again->enabled());
+  const VerifyReport v = again->verify(false);
+  CHECK(v.corrupt.empty());
+  CHECK(v.ok >= 1);
+  CHECK(again->scan().stale_temp_files == 0);
+}
+
+TEST_CASE("entry files deleted and truncated under a running service: right answers, damage counted and repaired") {
+  TempDir dir;
+  LogCapture logs;
+  auto tier = open_disk_tier(at(dir.path));
+  auto hook = std::make_shared<FakeHook>();
+  FakeService service(hook, {.max_items = 2}, tier);
+  constexpr int kKeys = 30;
+  auto key_text = [](int i) { return "key" + std::to_string(i); };
+
+  SECTION("while requests run") {
+    std::latch warmed_up(4);
+    RequestLoop loop(service, 4, kKeys, 100, warmed_up);
+    warmed_up.wait();
+    // Delete every other entry and cut the others in half, over and over, while the workers read and
+    // rewrite them.
+    long deleted = 0, truncated = 0;
+    for (int round = 0; round < 300; ++round) {
+      for (int i = 0; i < kKeys; ++i) {
+        const fs::path p = tier->entry_path(fake_key(key_text(i)));
+        if ((i + round) % 2) {
+          deleted += ::unlink(p.c_str()) == 0;
+        } else if (struct stat st {}; ::stat(p.c_str(), &st) == 0 && st.st_size > 1) {
+          truncated += ::truncate(p.c_str(), st.st_size / 2) == 0;
+        }
+      }
+      std::this_thread::yield();
+    }
+    loop.finish();
+    INFO("answers " << loop.answered << ", files deleted " << deleted << ", truncated " << truncated);
+    CHECK(loop.wrong == 0);
+    CHECK(loop.thrown == 0);
+    CHECK(deleted > 0);
+    CHECK(truncated > 0);
+  }
+  SECTION("between requests, every entry at once") {
+    for (int i = 0; i < kKeys; ++i) service.get_or_encode(key_text(i));
+    service.clear();
+    for (int i = 0; i < kKeys; ++i) {
+      const fs::path p = tier->entry_path(fake_key(key_text(i)));
+      if (i % 2) fs::remove(p);
+      else fs::resize_file(p, fs::file_size(p) / 2);
+    }
+    const TierStats before = tier->stats();
+    const int encodes = hook->encodes;
+    for (int i = 0; i < kKeys; ++i) CHECK(service.get_or_encode(key_text(i)) == fake_artifact(key_text(i)));
+    CHECK(hook->encodes == encodes + kKeys);                              // each one recomputed
+    CHECK(tier->stats().disk_corrupt == before.disk_corrupt + kKeys / 2);  // the truncated ones
+    CHECK(tier->stats().disk_writes == before.disk_writes + kKeys);       // and written again
+  }
+
+  // Either way, every entry is repaired by the next read that needs it: afterwards each key is a disk
+  // hit of the right artifact, the tier is still on, and nothing corrupt is left.
+  service.clear();
+  for (int i = 0; i < kKeys; ++i) CHECK(service.get_or_encode(key_text(i)) == fake_artifact(key_text(i)));
+  service.clear();
+  const int encodes = hook->encodes;
+  const std::uint64_t hits = tier->stats().disk_hits;
+  for (int i = 0; i < kKeys; ++i) CHECK(service.get_or_encode(key_text(i)) == fake_artifact(key_text(i)));
+  CHECK(hook->encodes == encodes);
+  CHECK(tier->stats().disk_hits == hits + kKeys);
+  CHECK(tier->enabled());
+  CHECK(tier->stats().disk_errors == 0);
+  CHECK(tier->verify(false).corrupt.empty());
+  CHECK(logs.count() == 0);
 }
