@@ -250,13 +250,16 @@ class ReferenceEncodeService {
   ArtifactT lead(const InputT& input, const ReferenceEncodeKey& key, const std::shared_ptr<Flight>& flight,
                  RequestTrace* trace) {
     std::shared_ptr<const StoredT> stored;
+    std::shared_ptr<void> lease;  // other processes sharing the tier wait for this one's entry
     bool from_disk = false;
     bool cacheable = false;
     std::size_t bytes = 0;
     try {
       if (tier_) {
         mark(trace, &RequestTrace::encode_start);
-        stored = tier_->load(key);
+        TierLookup<StoredT> found = tier_->load_or_lead(key, options_.timeout);
+        stored = std::move(found.stored);
+        lease = std::move(found.lease);
         from_disk = stored != nullptr;
         if (from_disk) mark(trace, &RequestTrace::encode_end);
       }
@@ -299,6 +302,7 @@ class ReferenceEncodeService {
       log::debug(options_.log_prefix + "artifact of " + std::to_string(bytes) + " bytes exceeds max_bytes " +
                  std::to_string(options_.max_bytes) + ": returned, not cached");
     if (tier_ && cacheable && !from_disk) tier_->store(key, *stored);
+    lease.reset();
     if (trace) {
       trace->outcome = from_disk ? RequestOutcome::disk_hit : RequestOutcome::encoded;
       trace->cached = inserted;
