@@ -245,7 +245,7 @@ int child_lookup(const std::string& root, int start_fd, std::chrono::millisecond
 
 }  // namespace
 
-TEST_CASE("four processes started together on one clip and one folder: one encodes, three read its entry") {
+TEST_CASE("four processes started together on one clip and one folder: one encodes, three read its entry", "[processes]") {
   TempDir dir;
   tier_at(dir);
   for (int round = 0; round < 3; ++round) {
@@ -280,7 +280,7 @@ TEST_CASE("four processes started together on one clip and one folder: one encod
   }
 }
 
-TEST_CASE("a leader killed with SIGKILL holds the others up no longer than it lives") {
+TEST_CASE("a leader killed with SIGKILL holds the others up no longer than it lives", "[processes]") {
   TempDir dir;
   auto tier = tier_at(dir);
   const auto key = fake_key("killed leader's clip");
