@@ -151,6 +151,12 @@ int run(const EncodeOptions& o) {
   j["artifact"]["stored_bytes"] = hook->stored_bytes(hook->store_artifact(artifact));
   j["timings_s"] = {{"process_start", startup}, {"first_torch_call", torch_init}, {"build_network", build}};
   j["runs"] = runs;
+  j["cache"] = tier ? nlohmann::json{{"root", tier->root().string()}, {"enabled", tier->enabled()}} : nlohmann::json(nullptr);
+  if (tier) {
+    const store::DiskLockStats l = tier->lock_stats();
+    j["cache"]["lock"] = {{"leases", l.leases}, {"lock_waits", l.lock_waits}, {"lock_wait_hits", l.lock_wait_hits},
+                          {"lock_takeovers", l.lock_takeovers}, {"lock_timeouts", l.lock_timeouts}};
+  }
   if (!o.out.empty()) j["out"] = o.out;
 
   if (o.json) {
@@ -183,6 +189,13 @@ int run(const EncodeOptions& o) {
         "request {}  from {}: decode {:.4f} s, resample {:.4f} s, normalize {:.4f} s, encode {:.4f} s, total {:.4f} s\n",
         i + 1, r["from"].get<std::string>(), r["decode_s"].get<double>(), r["resample_s"].get<double>(),
         r["normalize_s"].get<double>(), r["encode_s"].get<double>(), r["total_s"].get<double>());
+  }
+  if (tier && tier->lock_stats().lock_waits) {
+    const store::DiskLockStats l = tier->lock_stats();
+    std::cout << fmt::format("cache      waited for another process encoding this key: {}\n",
+                             l.lock_wait_hits ? "read its entry"
+                             : l.lock_takeovers ? "it stopped without an entry, encoded here"
+                                                : "gave up waiting, encoded here");
   }
   if (format == OutFormat::json)
     std::cout << fmt::format("wrote      {} (JSON: meta, tensors with dtype, shape, values)\n", o.out);
