@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <filesystem>
 #include <thread>
@@ -218,4 +221,55 @@ TEST_CASE("an unusable root makes the voice cache memory-only with one warning")
   CHECK_FALSE(voices.put({"fish", "dan", "1", "codes"}, fake_artifact("d")));
   CHECK(voices.get({"fish", "dan", "1", "codes"}));
   CHECK(logs.count() == 1);
+}
+
+TEST_CASE("max_voices holds for processes registering into one folder at once", "[processes]") {
+  TempDir dir;
+  VoiceCacheOptions o = at(dir.path);
+  o.max_voices = 6;
+  VoiceCache(o).put({"fish", "first", "1", "codes"}, fake_artifact("first"));  // the folder exists before the race
+  int start[2];
+  REQUIRE(::pipe(start) == 0);
+  std::vector<pid_t> children;
+  for (int p = 0; p < 4; ++p) {
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      ::close(start[1]);
+      int registered = 0;
+      try {
+        VoiceCache voices(o);
+        char c;
+        if (::read(start[0], &c, 1) != 0) ::_exit(99);
+        for (int i = 0; i < 4; ++i) {
+          try {
+            voices.put({"fish", "p" + std::to_string(p) + "-" + std::to_string(i), "1", "codes"}, fake_artifact("x"));
+            ++registered;
+          } catch (const Error& e) {
+            if (e.kind() != ErrorKind::bad_input) ::_exit(98);
+          }
+        }
+      } catch (...) {
+        ::_exit(97);
+      }
+      ::_exit(registered);
+    }
+    children.push_back(pid);
+  }
+  ::close(start[0]);
+  ::close(start[1]);
+  int registered = 0;
+  for (pid_t pid : children) {
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    REQUIRE(WIFEXITED(status));
+    REQUIRE(WEXITSTATUS(status) <= 4);
+    registered += WEXITSTATUS(status);
+  }
+  CHECK(registered == 5);
+  VoiceCache after(o);
+  CHECK(after.voice_count() == 6);
+  CHECK(after.list().size() == 6);
+  for (const auto& e : fs::recursive_directory_iterator(dir.path))
+    CHECK_FALSE(e.path().filename().string().ends_with(".lock"));
 }
