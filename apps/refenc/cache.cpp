@@ -123,7 +123,7 @@ int run_gc(const CacheOptions& o) {
     std::cout << nlohmann::json{{"max_bytes", limit},           {"entries_before", g.entries_before},
                                 {"bytes_before", g.bytes_before}, {"evicted", g.evicted},
                                 {"entries_after", g.entries_after}, {"bytes_after", g.bytes_after},
-                                {"stale_temp_files", g.stale_temp_files}}
+                                {"stale_temp_files", g.stale_temp_files}, {"stale_lock_files", g.stale_lock_files}}
                      .dump(2)
               << '\n';
     return 0;
@@ -133,6 +133,7 @@ int run_gc(const CacheOptions& o) {
   std::cout << fmt::format("evicted    {} least recently used entries\n", g.evicted);
   std::cout << fmt::format("after      {} entries, {}\n", g.entries_after, human_bytes(g.bytes_after));
   if (g.stale_temp_files) std::cout << fmt::format("cleaned    {} stale temporary files\n", g.stale_temp_files);
+  if (g.stale_lock_files) std::cout << fmt::format("cleaned    {} stale lock files\n", g.stale_lock_files);
   return 0;
 }
 
@@ -159,7 +160,7 @@ Registration reg{"cache", "Inspect and maintain the disk cache: stats, clear, gc
   o->stats = app.add_subcommand("stats", "Entries and bytes per model, and registered voices");
   o->clear = app.add_subcommand("clear", "Delete every entry, or those of one model");
   o->clear->add_option("--model", o->model, "Only this model's entries");
-  o->gc = app.add_subcommand("gc", "Delete stale temporary files and evict LRU entries down to the bound");
+  o->gc = app.add_subcommand("gc", "Delete stale temporary and lock files and evict LRU entries down to the bound");
   o->gc->add_option("--max-bytes", o->max_bytes, "Bound to enforce (bytes, or with K/M/G); default 2G");
   o->verify = app.add_subcommand("verify", "Read and check every entry; report corrupt ones");
   o->verify->add_flag("--delete", o->remove, "Delete the corrupt entries");

@@ -1,7 +1,10 @@
 // `refenc encode CLIP --model NAME ...`: encode one reference clip through the cached service and
-// report its key, artifact shapes, where it came from and a timing breakdown.
+// report its key, artifact shapes, where it came from and a timing breakdown. The disk cache under the
+// default root is used unless --no-cache; processes encoding the same clip at once encode it once.
 #include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -17,6 +20,7 @@
 #include "core/error.hpp"
 #include "encoders/encoder_hook.hpp"
 #include "store/disk_tier.hpp"
+#include "store/entry_format.hpp"
 
 namespace refenc::cli {
 
@@ -24,7 +28,7 @@ namespace {
 
 struct EncodeOptions {
   std::string clip, model, text, scale = "tiny", dtype = "float32", device = "cpu", module, out, cache_dir;
-  bool x_vector_only = false, json = false;
+  bool x_vector_only = false, json = false, no_cache = false;
   int threads = 0, repeat = 1;
 };
 
@@ -75,8 +79,24 @@ nlohmann::json artifact_json(const Artifact& a) {
   return j;
 }
 
+enum class OutFormat { none, pt, json };
+
+/// The format `--out PATH` asks for, from its extension; Error(bad_input) for any other.
+OutFormat out_format(const std::string& path) {
+  if (path.empty()) return OutFormat::none;
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::string lower = ext;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == ".pt") return OutFormat::pt;
+  if (lower == ".json") return OutFormat::json;
+  throw Error(ErrorKind::bad_input, path + ": " +
+                                        (ext.empty() ? std::string("no extension") : "unknown extension '" + ext + "'") +
+                                        " for --out (use .pt for a torch archive or .json)");
+}
+
 int run(const EncodeOptions& o) {
   using Clock = std::chrono::steady_clock;
+  const OutFormat format = out_format(o.out);  // before any work
   const double startup = process_age();
   const auto t0 = Clock::now();
   const double torch_init = encoders::warm_up_torch();
@@ -86,7 +106,7 @@ int run(const EncodeOptions& o) {
   const double build = std::chrono::duration<double>(Clock::now() - t0).count() - torch_init;
 
   std::shared_ptr<store::DiskTier> tier;
-  if (!o.cache_dir.empty()) tier = store::open_disk_tier({.root = o.cache_dir});
+  if (!o.no_cache) tier = store::open_disk_tier({.root = o.cache_dir});  // empty: the default root
   encoders::EncodeService service(hook, {.max_bytes = 1u << 30}, tier);
   encoders::EncodeRequest req{audio::ReferenceSource::parse(o.clip), o.text, o.x_vector_only};
 
@@ -108,7 +128,11 @@ int run(const EncodeOptions& o) {
                     {"total_s", seconds_between(trace.start, trace.end)}});
     key = trace.key;
   }
-  if (!o.out.empty()) profile::write_file_atomic(o.out, artifact_json(artifact).dump() + "\n");
+  if (format == OutFormat::json) profile::write_file_atomic(o.out, artifact_json(artifact).dump() + "\n");
+  if (format == OutFormat::pt) {  // the disk entry's bytes: torch.load(weights_only=True) opens it
+    const std::vector<char> entry = store::encode_entry(key ? key->canonical() : std::string(), hook->store_artifact(artifact));
+    profile::write_file_atomic(o.out, std::string(entry.begin(), entry.end()));
+  }
 
   nlohmann::json j;
   j["model"] = o.model;
@@ -127,6 +151,12 @@ int run(const EncodeOptions& o) {
   j["artifact"]["stored_bytes"] = hook->stored_bytes(hook->store_artifact(artifact));
   j["timings_s"] = {{"process_start", startup}, {"first_torch_call", torch_init}, {"build_network", build}};
   j["runs"] = runs;
+  j["cache"] = tier ? nlohmann::json{{"root", tier->root().string()}, {"enabled", tier->enabled()}} : nlohmann::json(nullptr);
+  if (tier) {
+    const store::DiskLockStats l = tier->lock_stats();
+    j["cache"]["lock"] = {{"leases", l.leases}, {"lock_waits", l.lock_waits}, {"lock_wait_hits", l.lock_wait_hits},
+                          {"lock_takeovers", l.lock_takeovers}, {"lock_timeouts", l.lock_timeouts}};
+  }
   if (!o.out.empty()) j["out"] = o.out;
 
   if (o.json) {
@@ -160,7 +190,17 @@ int run(const EncodeOptions& o) {
         i + 1, r["from"].get<std::string>(), r["decode_s"].get<double>(), r["resample_s"].get<double>(),
         r["normalize_s"].get<double>(), r["encode_s"].get<double>(), r["total_s"].get<double>());
   }
-  if (!o.out.empty()) std::cout << fmt::format("wrote      {} (JSON: meta, tensors with dtype, shape, values)\n", o.out);
+  if (tier && tier->lock_stats().lock_waits) {
+    const store::DiskLockStats l = tier->lock_stats();
+    std::cout << fmt::format("cache      waited for another process encoding this key: {}\n",
+                             l.lock_wait_hits ? "read its entry"
+                             : l.lock_takeovers ? "it stopped without an entry, encoded here"
+                                                : "gave up waiting, encoded here");
+  }
+  if (format == OutFormat::json)
+    std::cout << fmt::format("wrote      {} (JSON: meta, tensors with dtype, shape, values)\n", o.out);
+  if (format == OutFormat::pt)
+    std::cout << fmt::format("wrote      {} (torch archive: dict of format, key, tensors, meta, checksum)\n", o.out);
   return 0;
 }
 
@@ -177,8 +217,13 @@ Registration reg{"encode", "Encode one reference clip and show its key, artifact
   app.add_option("--threads", o->threads, "LibTorch intra-op threads (0: LibTorch's default)");
   app.add_option("--repeat", o->repeat, "Request the clip N times through one service (later ones hit memory)")
       ->check(CLI::Range(1, 1000));
-  app.add_option("--cache-dir", o->cache_dir, "Use a disk tier at DIR (a later run reports 'disk')");
-  app.add_option("--out", o->out, "Write the artifact as JSON (meta; tensors with dtype, shape, values)");
+  auto* cache_dir = app.add_option("--cache-dir", o->cache_dir,
+                                    "Disk cache root (default $REFENC_CACHE_DIR, $XDG_CACHE_HOME/refenc, "
+                                    "~/.cache/refenc); a later run reports 'disk'");
+  app.add_flag("--no-cache", o->no_cache, "Use no disk cache (read none, write none)")->excludes(cache_dir);
+  app.add_option("--out", o->out,
+                 "Write the artifact: FILE.pt a torch archive (torch.load(FILE, weights_only=True)), FILE.json "
+                 "JSON (meta; tensors with dtype, shape, values)");
   app.add_flag("--json", o->json, "Print the report as JSON");
   return [o] { return run(*o); };
 }};

@@ -20,6 +20,7 @@ namespace {
 struct VoiceOptions {
   std::string root, name, clip, model, text, version = "1", scale = "tiny", device = "cpu";
   bool json = false;
+  std::size_t max_voices = 1000;
   CLI::App* add = nullptr;
   CLI::App* list = nullptr;
   CLI::App* show = nullptr;
@@ -27,10 +28,10 @@ struct VoiceOptions {
 };
 
 /// The voice cache at the root; an unusable root is an error here (the library would go memory-only).
-std::unique_ptr<store::VoiceCache> open_or_fail(const std::string& root) {
+std::unique_ptr<store::VoiceCache> open_or_fail(const std::string& root, std::size_t max_voices = 1000) {
   const log::Level before = log::level();
   log::set_level(log::Level::error);  // the reason goes into the one error line instead
-  auto voices = std::make_unique<store::VoiceCache>(store::VoiceCacheOptions{.root = root});
+  auto voices = std::make_unique<store::VoiceCache>(store::VoiceCacheOptions{.root = root, .max_voices = max_voices});
   log::set_level(before);
   if (!voices->persistent())
     throw Error(ErrorKind::io, "voice folder under " + (root.empty() ? store::default_cache_root() : root) +
@@ -51,7 +52,8 @@ nlohmann::json describe(const store::VoiceEntry& e, const Artifact* a) {
 
 int run_add(const VoiceOptions& o) {
   const std::string name = store::VoiceCache::normalize_voice_name(o.name);  // fail before any encode
-  auto voices = open_or_fail(o.root);
+  auto voices = open_or_fail(o.root, o.max_voices);
+  voices->check_cap(name);  // fail before the encode; put() checks again
   auto hook = encoders::make_hook(o.model, {.scale = o.scale, .device = o.device});
   encoders::EncodeService service(hook);
   Artifact artifact = service.get_or_encode({audio::ReferenceSource::parse(o.clip), o.text});
@@ -147,6 +149,9 @@ Registration reg{"voice", "Registered voices: add, list, show, rm", [](CLI::App&
   o->add->add_option("--version", o->version, "Voice version")->capture_default_str();
   o->add->add_option("--scale", o->scale, "Proxy size: full, small or tiny")->capture_default_str();
   o->add->add_option("--device", o->device, "cpu or cuda:N")->capture_default_str();
+  o->add->add_option("--max-voices", o->max_voices, "Refuse to register more than N voices (names) under the root")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
   o->list = app.add_subcommand("list", "Every registered voice entry");
   o->show = app.add_subcommand("show", "One voice's entries with tensor shapes and metadata");
   o->show->add_option("name", o->name, "Voice name")->required();

@@ -1,14 +1,19 @@
 #include "store/disk_tier.hpp"
 
 #include <algorithm>
+#include <thread>
 
 #include "core/log.hpp"
 #include "store/entry_format.hpp"
+#include "store/file_lock.hpp"
 
 namespace fs = std::filesystem;
 
 namespace refenc::store {
 namespace {
+
+/// Longest pause between two looks at an entry another process is encoding.
+constexpr std::chrono::milliseconds kLockPollMax{50};
 
 void subtract(std::atomic<std::uint64_t>& total, std::uint64_t n) noexcept {
   std::uint64_t cur = total.load();
@@ -37,27 +42,100 @@ fs::path DiskTier::relative_path(const ReferenceEncodeKey& key) {
 
 fs::path DiskTier::entry_path(const ReferenceEncodeKey& key) const { return folder_.dir() / relative_path(key); }
 
+fs::path DiskTier::lock_path(const ReferenceEncodeKey& key) const {
+  fs::path p = entry_path(key);
+  p.replace_extension(".lock");
+  return p;
+}
+
 std::shared_ptr<const Artifact> DiskTier::load(const ReferenceEncodeKey& key) noexcept {
+  std::shared_ptr<const Artifact> found = read_entry(key);
+  ++(found ? hits_ : misses_);
+  return found;
+}
+
+TierLookup<Artifact> DiskTier::load_or_lead(const ReferenceEncodeKey& key, std::chrono::milliseconds wait) noexcept {
+  using Clock = std::chrono::steady_clock;
+  TierLookup<Artifact> out;
   try {
-    if (!folder_.enabled()) {
-      ++misses_;
-      return nullptr;
+    out.stored = read_entry(key);
+    if (out.stored || !folder_.enabled()) {
+      ++(out.stored ? hits_ : misses_);
+      return out;
     }
+    const fs::path lock_file = lock_path(key);
+    if (!folder_.make_parents(relative_path(key))) {
+      ++misses_;
+      return out;
+    }
+    const Clock::time_point deadline = Clock::now() + wait;
+    std::chrono::milliseconds pause{1};
+    bool waited = false;
+    for (;;) {
+      std::unique_ptr<FileLock> lock;
+      const LockResult got = try_lock_file(lock_file, lock);
+      if (got == LockResult::acquired) {
+        // Another process may have written the entry and released the lock since our last look.
+        out.stored = read_entry(key);
+        if (out.stored) {
+          ++hits_;
+          if (waited) ++lock_wait_hits_;
+          return out;  // the lock is released (and its file deleted) here
+        }
+        ++misses_;
+        ++leases_;
+        if (waited) ++lock_takeovers_;
+        out.lease = std::shared_ptr<FileLock>(std::move(lock));
+        return out;
+      }
+      if (got == LockResult::error) {  // no lock to be had (e.g. out of descriptors): encode alone
+        ++misses_;
+        return out;
+      }
+      if (!waited) {
+        waited = true;
+        ++lock_waits_;
+      }
+      if ((out.stored = read_entry(key))) {
+        ++hits_;
+        ++lock_wait_hits_;
+        return out;
+      }
+      const Clock::time_point now = Clock::now();
+      if (now >= deadline) {
+        ++misses_;
+        ++lock_timeouts_;
+        return out;
+      }
+      std::this_thread::sleep_for(std::min<Clock::duration>(pause, deadline - now));
+      pause = std::min(pause * 2, kLockPollMax);
+    }
+  } catch (...) {
+    ++errors_;
+    ++misses_;
+    return {};
+  }
+}
+
+DiskLockStats DiskTier::lock_stats() const {
+  return {leases_, lock_waits_, lock_wait_hits_, lock_takeovers_, lock_timeouts_};
+}
+
+std::shared_ptr<const Artifact> DiskTier::read_entry(const ReferenceEncodeKey& key) noexcept {
+  try {
+    if (!folder_.enabled()) return nullptr;
     const fs::path rel = relative_path(key);
     FileRead r = folder_.read(rel, options_.max_entry_bytes, /*touch=*/true);
     switch (r.status) {
       case ReadStatus::absent:
-        ++misses_;
         return nullptr;
       case ReadStatus::too_large:
-        ++misses_;
         if (log::level() <= log::Level::debug)
           log::debug("disk cache: " + (folder_.dir() / rel).string() + " is " + std::to_string(r.size) +
                      " bytes, over max_entry_bytes: ignored");
         return nullptr;
       case ReadStatus::io_error:
         ++errors_;
-        ++misses_;
         subtract(known_bytes_, folder_.remove(rel));
         if (log::level() <= log::Level::debug)
           log::debug("disk cache: " + (folder_.dir() / rel).string() + ": read error " + std::to_string(r.error));
@@ -65,12 +143,9 @@ std::shared_ptr<const Artifact> DiskTier::load(const ReferenceEncodeKey& key) no
       case ReadStatus::ok: break;
     }
     try {
-      auto artifact = std::make_shared<const Artifact>(decode_entry(r.bytes, key.canonical()));
-      ++hits_;
-      return artifact;
+      return std::make_shared<const Artifact>(decode_entry(r.bytes, key.canonical()));
     } catch (const EntryError& e) {
       ++corrupt_;
-      ++misses_;
       if (folder_.remove_if_same(rel, r.id)) subtract(known_bytes_, r.size);
       if (log::level() <= log::Level::debug)
         log::debug("disk cache: " + (folder_.dir() / rel).string() + ": " + e.what() + ": deleted");
@@ -78,7 +153,6 @@ std::shared_ptr<const Artifact> DiskTier::load(const ReferenceEncodeKey& key) no
     }
   } catch (...) {
     ++errors_;
-    ++misses_;
     return nullptr;
   }
 }
@@ -179,7 +253,11 @@ GcReport DiskTier::gc(std::optional<std::uint64_t> max_bytes) {
   if (!folder_.enabled()) return {};
   std::lock_guard lock(gc_mutex_);
   const std::uint64_t bound = max_bytes.value_or(options_.max_disk_bytes);
-  return evict_to(bound, bound);
+  GcReport g = evict_to(bound, bound);
+  folder_.walk({}, [&](const EntryFile& f) {
+    if (clean_stale_lock(f.path)) ++g.stale_lock_files;
+  }, options_.stale_temp_age, ".lock");
+  return g;
 }
 
 std::uint64_t DiskTier::clear(const std::optional<std::string>& model_id) {

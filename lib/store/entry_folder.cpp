@@ -163,6 +163,20 @@ void EntryFolder::disable(const std::string& reason) noexcept {
   }
 }
 
+bool EntryFolder::make_parents(const fs::path& rel) const noexcept {
+  try {
+    fs::path p = dir_;
+    for (const fs::path& part : rel.parent_path()) {
+      p /= part;
+      if (::mkdir(p.c_str(), 0700) != 0 && errno != EEXIST) return false;
+    }
+    return true;
+  } catch (...) {
+    errno = ENOMEM;
+    return false;
+  }
+}
+
 FileWrite EntryFolder::write(const fs::path& rel, std::span<const char> bytes) noexcept {
   FileWrite out;
   if (!enabled()) return out;
@@ -170,16 +184,10 @@ FileWrite EntryFolder::write(const fs::path& rel, std::span<const char> bytes) n
     const fs::path final_path = dir_ / rel;
     const fs::path parent = final_path.parent_path();
     std::string why;
-    fs::path p = dir_;
-    for (const fs::path& part : rel.parent_path()) {
-      p /= part;
-      if (::mkdir(p.c_str(), 0700) != 0 && errno != EEXIST) {
-        out.error = errno;
-        why = p.string() + ": " + errno_text(errno);
-        break;
-      }
-    }
-    if (why.empty()) {
+    if (!make_parents(rel)) {
+      out.error = errno;
+      why = parent.string() + ": " + errno_text(out.error);
+    } else {
       const fs::path temp = parent / temp_name(final_path);
       int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
       if (fd < 0) {
@@ -295,7 +303,7 @@ std::uint64_t EntryFolder::remove(const fs::path& rel) const noexcept {
 }
 
 std::size_t EntryFolder::walk(const fs::path& sub, const std::function<void(const EntryFile&)>& fn,
-                              std::chrono::seconds stale_age) const noexcept {
+                              std::chrono::seconds stale_age, std::string_view extension) const noexcept {
   std::size_t stale = 0;
   try {
     const fs::path start = sub.empty() ? dir_ : dir_ / sub;
@@ -318,7 +326,7 @@ std::size_t EntryFolder::walk(const fs::path& sub, const std::function<void(cons
         if ((old || dead) && ::unlink(path.c_str()) == 0) ++stale;
         continue;
       }
-      if (path.extension() != ".pt") continue;
+      if (!name.ends_with(extension) || name.size() == extension.size()) continue;
       EntryFile f;
       f.path = path;
       f.rel = path.lexically_relative(dir_);

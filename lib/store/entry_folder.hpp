@@ -80,6 +80,8 @@ class EntryFolder {
   /// Disables the folder and logs one warning (only the first call warns).
   void disable(const std::string& reason) noexcept;
 
+  /// Creates the missing folders above `rel` (0700). False when one could not be created.
+  bool make_parents(const std::filesystem::path& rel) const noexcept;
   /// Writes `bytes` to `rel` atomically. A full, read-only or foreign file system disables the folder.
   FileWrite write(const std::filesystem::path& rel, std::span<const char> bytes) noexcept;
   /// Reads `rel` when it is at most `max_bytes` (checked before reading); `touch` sets its mtime to now.
@@ -89,11 +91,12 @@ class EntryFolder {
   /// Deletes `rel`; returns its size, or 0 when it was absent or could not be deleted.
   std::uint64_t remove(const std::filesystem::path& rel) const noexcept;
 
-  /// Calls `fn` for every entry file (`*.pt`) under `sub` (relative; empty = everything). Temporary
-  /// files older than `stale_age`, or written by a process that no longer exists on this host, are
-  /// deleted on the way; their count is returned.
+  /// Calls `fn` for every entry file (`*.pt`; with `extension`, files ending in it instead) under `sub`
+  /// (relative; empty = everything). Temporary files older than `stale_age`, or written by a process
+  /// that no longer exists on this host, are deleted on the way; their count is returned.
   std::size_t walk(const std::filesystem::path& sub, const std::function<void(const EntryFile&)>& fn,
-                   std::chrono::seconds stale_age = std::chrono::seconds(600)) const noexcept;
+                   std::chrono::seconds stale_age = std::chrono::seconds(600),
+                   std::string_view extension = ".pt") const noexcept;
 
  private:
   std::filesystem::path dir_;

@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/sha256.hpp"
 #include "store/entry_format.hpp"
+#include "store/file_lock.hpp"
 
 namespace fs = std::filesystem;
 
@@ -79,7 +80,8 @@ std::string VoiceCache::normalize_voice_name(std::string_view name) {
 }
 
 VoiceCache::VoiceCache(VoiceCacheOptions options) : options_(std::move(options)) {
-  counters_.max_bytes = options_.max_bytes;
+  if (options_.max_voices < 1) throw Error(ErrorKind::config, "max_voices must be at least 1");
+  counters_.max_voices = options_.max_voices;
   if (options_.persist) {
     fs::path root = options_.root.empty() ? default_cache_root() : options_.root;
     folder_ = std::make_unique<EntryFolder>(root, fs::path("voices") / ("v" + std::to_string(kEntryFormat)),
@@ -96,21 +98,59 @@ void VoiceCache::erase_locked(const std::string& canonical) {
   auto it = slots_.find(canonical);
   if (it == slots_.end()) return;
   memory_bytes_ -= it->second.bytes;
-  lru_.erase(it->second.lru);
   slots_.erase(it);
 }
 
 void VoiceCache::insert_locked(const std::string& canonical, const VoiceKey& key, std::shared_ptr<const Artifact> a) {
   erase_locked(canonical);
   const std::uint64_t bytes = a->byte_size();
-  if (bytes > options_.max_bytes) return;
-  while (memory_bytes_ + bytes > options_.max_bytes && !lru_.empty()) {
-    erase_locked(lru_.back());
-    ++counters_.eviction_count;
-  }
-  lru_.push_front(canonical);
-  slots_.emplace(canonical, Slot{key, std::move(a), bytes, lru_.begin()});
+  slots_.emplace(canonical, Slot{key, std::move(a), bytes});
   memory_bytes_ += bytes;
+}
+
+std::set<std::string> VoiceCache::voice_folders_locked() const {
+  std::set<std::string> names;
+  for (const auto& [canonical, slot] : slots_) names.insert(sanitize_component(slot.key.voice_name));
+  if (!persistent()) return names;
+  std::error_code ec;
+  for (fs::directory_iterator model(folder_->dir(), ec), end; !ec && model != end; model.increment(ec)) {
+    std::error_code type_ec;
+    if (!model->is_directory(type_ec) || model->is_symlink(type_ec)) continue;
+    std::error_code voice_ec;
+    for (fs::directory_iterator voice(model->path(), voice_ec); !voice_ec && voice != end; voice.increment(voice_ec)) {
+      if (!voice->is_directory(type_ec) || voice->is_symlink(type_ec)) continue;
+      const std::string name = voice->path().filename().string();
+      if (names.count(name)) continue;
+      std::error_code file_ec;
+      for (fs::directory_iterator f(voice->path(), file_ec); !file_ec && f != end; f.increment(file_ec)) {
+        const std::string file = f->path().filename().string();
+        if (!is_temp_name(file) && f->path().extension() == ".pt") {
+          names.insert(name);
+          break;
+        }
+      }
+    }
+  }
+  return names;
+}
+
+void VoiceCache::check_cap_locked(const std::string& name) {
+  const std::set<std::string> voices = voice_folders_locked();
+  if (voices.count(sanitize_component(name)) || voices.size() < options_.max_voices) return;
+  ++counters_.cap_refusals;
+  throw Error(ErrorKind::bad_input, "voice cap reached: " + std::to_string(voices.size()) +
+                                        " registered voices (max_voices " + std::to_string(options_.max_voices) + ")");
+}
+
+void VoiceCache::check_cap(std::string_view voice_name) {
+  const std::string name = normalize_voice_name(voice_name);
+  std::lock_guard lock(mutex_);
+  check_cap_locked(name);
+}
+
+std::size_t VoiceCache::voice_count() const {
+  std::lock_guard lock(mutex_);
+  return voice_folders_locked().size();
 }
 
 std::shared_ptr<const Artifact> VoiceCache::get(const VoiceKey& key) {
@@ -118,7 +158,6 @@ std::shared_ptr<const Artifact> VoiceCache::get(const VoiceKey& key) {
   const std::string canonical = canonical_of(n);
   std::lock_guard lock(mutex_);
   if (auto it = slots_.find(canonical); it != slots_.end()) {
-    lru_.splice(lru_.begin(), lru_, it->second.lru);
     ++counters_.hit_count;
     return it->second.artifact;
   }
@@ -147,6 +186,9 @@ bool VoiceCache::put(const VoiceKey& key, const Artifact& artifact) {
   const std::string canonical = canonical_of(n);
   auto a = std::make_shared<const Artifact>(artifact);
   std::lock_guard lock(mutex_);
+  std::unique_ptr<FileLock> registering;  // other processes count and register one at a time
+  if (persistent()) lock_file(folder_->dir() / "register.lock", registering);
+  check_cap_locked(n.voice_name);
   bool written = false;
   if (persistent() && artifact.byte_size() <= options_.max_entry_bytes) {
     std::vector<char> bytes = encode_entry(canonical, artifact);
@@ -191,7 +233,6 @@ bool VoiceCache::clear_voice(std::string_view voice_name, const std::optional<st
 void VoiceCache::clear() {
   std::lock_guard lock(mutex_);
   slots_.clear();
-  lru_.clear();
   memory_bytes_ = 0;
   if (persistent()) {
     std::vector<fs::path> rels;
@@ -236,7 +277,6 @@ VoiceCacheStats VoiceCache::stats() const {
   VoiceCacheStats s = counters_;
   s.entries = slots_.size();
   s.memory_bytes = memory_bytes_;
-  s.max_bytes = options_.max_bytes;
   return s;
 }
 

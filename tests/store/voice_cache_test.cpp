@@ -1,6 +1,12 @@
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <filesystem>
+#include <thread>
+#include <vector>
 
 #include "store/voice_cache.hpp"
 #include "test_support.hpp"
@@ -104,23 +110,94 @@ TEST_CASE("voices persist across instances and clear_voice removes one voice fro
   CHECK_FALSE(third.get({"fish", "bob", "1", "codes"}));
 }
 
-TEST_CASE("the voice memory tier is byte-bounded LRU") {
+TEST_CASE("registered voices are pinned in memory: no byte bound or later traffic evicts one") {
   VoiceCacheOptions o;
-  o.persist = false;
-  o.max_bytes = fake_artifact("v0").byte_size() * 3;
+  o.persist = false;  // memory is then the only copy: losing an entry would lose the voice
+  o.max_voices = 200;
   VoiceCache voices(o);
   CHECK_FALSE(voices.persistent());
-  for (int i = 0; i < 3; ++i) voices.put({"fish", "v" + std::to_string(i), "1", "codes"}, fake_artifact("v" + std::to_string(i)));
-  REQUIRE(voices.get({"fish", "v0", "1", "codes"}));  // v0 is now the most recent
-  voices.put({"fish", "v3", "1", "codes"}, fake_artifact("v3"));
+  std::uint64_t bytes = 0;
+  for (int i = 0; i < 200; ++i) {
+    const std::string name = "v" + std::to_string(i);
+    voices.put({"fish", name, "1", "codes"}, fake_artifact(name));
+    bytes += fake_artifact(name).byte_size();
+  }
+  for (int round = 0; round < 3; ++round)  // repeated reads of a few voices promote nothing out
+    for (int i = 0; i < 5; ++i) REQUIRE(voices.get({"fish", "v" + std::to_string(i), "1", "codes"}));
+  for (int i = 0; i < 200; ++i) {
+    const std::string name = "v" + std::to_string(i);
+    auto got = voices.get({"fish", name, "1", "codes"});
+    REQUIRE(got);
+    CHECK(*got == fake_artifact(name));
+  }
   auto s = voices.stats();
-  CHECK(s.eviction_count == 1);
-  CHECK(s.entries == 3);
-  CHECK(s.memory_bytes <= s.max_bytes);
-  CHECK(s.max_bytes == o.max_bytes);
-  CHECK(voices.get({"fish", "v0", "1", "codes"}));
-  CHECK_FALSE(voices.get({"fish", "v1", "1", "codes"}));
-  CHECK(voices.list().size() == 3);
+  CHECK(s.entries == 200);
+  CHECK(s.memory_bytes == bytes);
+  CHECK(s.max_voices == 200);
+  CHECK(voices.list().size() == 200);
+  CHECK(voices.voice_count() == 200);
+}
+
+TEST_CASE("max_voices: a put past the cap is refused with a clear error; versions and models of a voice count once") {
+  TempDir dir;
+  VoiceCacheOptions o = at(dir.path);
+  o.max_voices = 3;
+  VoiceCache voices(o);
+  for (std::string name : {"alice", "bob", "carol"}) CHECK(voices.put({"fish", name, "1", "codes"}, fake_artifact(name)));
+  CHECK(voices.put({"fish", "Alice", "2", "codes"}, fake_artifact("a2")));     // a new version
+  CHECK(voices.put({"qwen", "BOB", "1", "speaker"}, fake_artifact("bq")));     // another model
+  CHECK(voices.put({"fish", "carol", "1", "codes"}, fake_artifact("carol2")));  // a replacement
+  CHECK(voices.voice_count() == 3);
+  try {
+    voices.put({"fish", "dave", "1", "codes"}, fake_artifact("dave"));
+    FAIL("no cap error");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::bad_input);
+    CHECK(std::string(e.what()) == "voice cap reached: 3 registered voices (max_voices 3)");
+  }
+  CHECK_THROWS_AS(voices.check_cap("Dave"), Error);
+  CHECK_NOTHROW(voices.check_cap("ALICE"));
+  CHECK_FALSE(voices.get({"fish", "dave", "1", "codes"}));
+  CHECK(voices.list(std::string("dave")).empty());
+  CHECK(voices.stats().cap_refusals == 2);
+
+  // Another instance (another process) counts the voices on disk, not only its own memory.
+  VoiceCache other(o);
+  CHECK(other.stats().entries == 0);
+  CHECK_THROWS_WITH(other.put({"fish", "erin", "1", "codes"}, fake_artifact("e")),
+                    "voice cap reached: 3 registered voices (max_voices 3)");
+  // Removing a voice makes room.
+  CHECK(voices.clear_voice("bob"));
+  CHECK(other.put({"fish", "erin", "1", "codes"}, fake_artifact("e")));
+  CHECK(voices.voice_count() == 3);
+  CHECK_THROWS_AS(voices.put({"fish", "bob", "1", "codes"}, fake_artifact("bob")), Error);
+
+  VoiceCacheOptions zero = o;
+  zero.max_voices = 0;
+  CHECK_THROWS_AS(VoiceCache(zero), Error);
+}
+
+TEST_CASE("max_voices holds for threads registering at once") {
+  TempDir dir;
+  VoiceCacheOptions o = at(dir.path);
+  o.max_voices = 5;
+  VoiceCache voices(o);
+  std::atomic<int> refused{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 4; ++i) {
+        try {
+          voices.put({"fish", "t" + std::to_string(t) + "-" + std::to_string(i), "1", "codes"}, fake_artifact("x"));
+        } catch (const Error&) {
+          ++refused;
+        }
+      }
+    });
+  for (auto& th : threads) th.join();
+  CHECK(refused == 11);
+  CHECK(voices.voice_count() == 5);
+  CHECK(voices.list().size() == 5);
 }
 
 TEST_CASE("a corrupt voice entry is a miss and is deleted") {
@@ -144,4 +221,55 @@ TEST_CASE("an unusable root makes the voice cache memory-only with one warning")
   CHECK_FALSE(voices.put({"fish", "dan", "1", "codes"}, fake_artifact("d")));
   CHECK(voices.get({"fish", "dan", "1", "codes"}));
   CHECK(logs.count() == 1);
+}
+
+TEST_CASE("max_voices holds for processes registering into one folder at once", "[processes]") {
+  TempDir dir;
+  VoiceCacheOptions o = at(dir.path);
+  o.max_voices = 6;
+  VoiceCache(o).put({"fish", "first", "1", "codes"}, fake_artifact("first"));  // the folder exists before the race
+  int start[2];
+  REQUIRE(::pipe(start) == 0);
+  std::vector<pid_t> children;
+  for (int p = 0; p < 4; ++p) {
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      ::close(start[1]);
+      int registered = 0;
+      try {
+        VoiceCache voices(o);
+        char c;
+        if (::read(start[0], &c, 1) != 0) ::_exit(99);
+        for (int i = 0; i < 4; ++i) {
+          try {
+            voices.put({"fish", "p" + std::to_string(p) + "-" + std::to_string(i), "1", "codes"}, fake_artifact("x"));
+            ++registered;
+          } catch (const Error& e) {
+            if (e.kind() != ErrorKind::bad_input) ::_exit(98);
+          }
+        }
+      } catch (...) {
+        ::_exit(97);
+      }
+      ::_exit(registered);
+    }
+    children.push_back(pid);
+  }
+  ::close(start[0]);
+  ::close(start[1]);
+  int registered = 0;
+  for (pid_t pid : children) {
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    REQUIRE(WIFEXITED(status));
+    REQUIRE(WEXITSTATUS(status) <= 4);
+    registered += WEXITSTATUS(status);
+  }
+  CHECK(registered == 5);
+  VoiceCache after(o);
+  CHECK(after.voice_count() == 6);
+  CHECK(after.list().size() == 6);
+  for (const auto& e : fs::recursive_directory_iterator(dir.path))
+    CHECK_FALSE(e.path().filename().string().ends_with(".lock"));
 }
