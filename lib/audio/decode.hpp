@@ -6,7 +6,7 @@
 //   a.format;         // "WAV", "FLAC", "OGG", "MPEG", ...
 #pragma once
 
-#include "audio/reference_loader.hpp"
+#include "audio/decode_limits.hpp"
 
 #include <string>
 #include <string_view>

@@ -45,26 +45,6 @@ std::string payload_of(const ReferenceSource& source, const std::string& what, c
 
 }  // namespace
 
-std::string_view to_string(ResampleQuality quality) noexcept {
-  switch (quality) {
-    case ResampleQuality::best: return "best";
-    case ResampleQuality::medium: return "medium";
-    case ResampleQuality::fastest: return "fastest";
-    case ResampleQuality::zero_order_hold: return "zero_order_hold";
-    case ResampleQuality::linear: return "linear";
-    case ResampleQuality::polyphase: return "polyphase";
-  }
-  return "medium";
-}
-
-ResampleQuality parse_resample_quality(std::string_view name) {
-  for (auto q : {ResampleQuality::best, ResampleQuality::medium, ResampleQuality::fastest,
-                 ResampleQuality::zero_order_hold, ResampleQuality::linear, ResampleQuality::polyphase})
-    if (name == to_string(q)) return q;
-  throw Error(ErrorKind::bad_input, "resample quality \"" + std::string(name.substr(0, 40)) +
-                                        "\": unknown (best, medium, fastest, zero_order_hold, linear, polyphase)");
-}
-
 std::string reference_content_key(const ReferenceSource& source, const DecodeLimits& limits, bool trust_stat) {
   const std::string what = source.describe();
   switch (source.kind) {
