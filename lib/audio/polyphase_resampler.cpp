@@ -168,13 +168,14 @@ TileFn tile_fn(PolyphaseKernel kernel) {
   return run_tile_baseline;
 }
 
-/// Fills a tile's branches: in[q * stride + i] = input[(c0 + i) * down + q - (H - 1)], zero outside.
-void fill_tile(const Plan& plan, std::span<const float> input, std::int64_t c0, float* in) {
-  const std::int64_t down = plan.down, n = static_cast<std::int64_t>(input.size());
+/// Fills a tile's branches: in[q * stride + i] = x[(c0 + i) * down + q - (H - 1)], where x[t] is
+/// data[t - begin] for t in [max(begin, 0), end) and zero elsewhere (before the clip, past its end).
+void fill_tile(const Plan& plan, const float* data, std::int64_t begin, std::int64_t end, std::int64_t c0, float* in) {
+  const std::int64_t down = plan.down;
   const std::int64_t first = c0 * down - (plan.half - 1);
-  const std::int64_t span = plan.stride * down;
-  if (first >= 0 && first + span <= n) {
-    const float* src = input.data() + first;
+  const std::int64_t lo = std::max<std::int64_t>(begin, 0);
+  if (first >= lo && first + plan.stride * down <= end) {
+    const float* src = data + (first - begin);
     if (down == 1) {
       std::memcpy(in, src, static_cast<std::size_t>(plan.stride) * sizeof(float));
     } else if (down == 2) {
@@ -193,13 +194,49 @@ void fill_tile(const Plan& plan, std::span<const float> input, std::int64_t c0, 
   for (std::int64_t i = 0; i < plan.stride; ++i)
     for (std::int64_t q = 0; q < down; ++q) {
       const std::int64_t at = first + i * down + q;
-      in[q * plan.stride + i] = at >= 0 && at < n ? input[static_cast<std::size_t>(at)] : 0.0f;
+      in[q * plan.stride + i] = at >= lo && at < end ? data[at - begin] : 0.0f;
     }
 }
 
 }  // namespace
 
-std::optional<std::vector<float>> resample_polyphase(std::span<const float> input, int from_rate, int to_rate,
+struct PolyphaseStream::State {
+  Plan plan;
+  TileFn run_tile = nullptr;
+  int from_rate = 0, to_rate = 0;
+  std::vector<float> in, tile, out;
+  std::vector<float> pending;       // input samples [pending_begin, pushed) still needed by later tiles
+  std::int64_t pending_begin = 0;
+  std::int64_t pushed = 0;          // input samples received
+  std::int64_t c0 = 0;              // first cycle of the next tile
+
+  std::int64_t first() const { return c0 * plan.down - (plan.half - 1); }
+  std::int64_t span() const { return plan.stride * plan.down; }
+
+  /// Computes the next tile from input x (see fill_tile) and appends its cycles * up outputs.
+  void emit_tile(const float* data, std::int64_t begin, std::int64_t end) {
+    fill_tile(plan, data, begin, end, c0, in.data());
+    run_tile(plan, in.data(), tile.data());
+    const std::int64_t up = plan.up, k0 = static_cast<std::int64_t>(out.size());
+    out.resize(static_cast<std::size_t>(k0 + plan.cycles * up));
+    if (up == 1) {
+      std::memcpy(out.data() + k0, tile.data(), static_cast<std::size_t>(plan.cycles) * sizeof(float));
+    } else {
+      // Row-major tile (row r, cycle c) to output k0 + c * up + r.
+      float* dst = out.data() + k0;
+      for (std::int64_t c = 0; c < plan.cycles; ++c, dst += up)
+        for (std::int64_t r = 0; r < up; ++r) dst[r] = tile[static_cast<std::size_t>(r * plan.cycles + c)];
+    }
+    c0 += plan.cycles;
+  }
+};
+
+PolyphaseStream::PolyphaseStream(std::unique_ptr<State> state) : state_(std::move(state)) {}
+PolyphaseStream::PolyphaseStream(PolyphaseStream&&) noexcept = default;
+PolyphaseStream& PolyphaseStream::operator=(PolyphaseStream&&) noexcept = default;
+PolyphaseStream::~PolyphaseStream() = default;
+
+std::optional<PolyphaseStream> PolyphaseStream::open(int from_rate, int to_rate, std::size_t frames_hint,
                                                      PolyphaseKernel kernel) {
   if (from_rate <= 0 || to_rate <= 0) return std::nullopt;
   const int g = std::gcd(from_rate, to_rate);
@@ -207,30 +244,66 @@ std::optional<std::vector<float>> resample_polyphase(std::span<const float> inpu
   if (up > max_phases || down > max_phases) return std::nullopt;
   const double reach = zero_crossings / (std::min(1.0, double(up) / down) * cutoff_fraction);
   if (double(up) * 2 * (reach + 1) > max_coefficients) return std::nullopt;
-  const auto n = static_cast<std::int64_t>(input.size());
-  const auto expected = static_cast<std::int64_t>(std::llround(double(n) * to_rate / from_rate));
-  std::vector<float> out(static_cast<std::size_t>(expected));
-  if (expected == 0) return out;
-  const Plan plan = make_plan(up, down);
-  const TileFn run_tile = tile_fn(kernel);
-  std::vector<float> in(static_cast<std::size_t>(plan.stride * down) + block);
-  std::vector<float> tile(static_cast<std::size_t>(plan.cycles * up));
-  for (std::int64_t c0 = 0, k0 = 0; k0 < expected; c0 += plan.cycles, k0 += plan.cycles * up) {
-    fill_tile(plan, input, c0, in.data());
-    run_tile(plan, in.data(), tile.data());
-    // Row-major tile (row r, cycle c) to output k0 + c * up + r.
-    const std::int64_t cycles = std::min(plan.cycles, (expected - k0 + up - 1) / up);
-    if (up == 1) {
-      std::memcpy(out.data() + k0, tile.data(), static_cast<std::size_t>(cycles) * sizeof(float));
-      continue;
-    }
-    for (std::int64_t c = 0; c < cycles; ++c) {
-      float* dst = out.data() + k0 + c * up;
-      const std::int64_t rows = std::min<std::int64_t>(up, expected - (k0 + c * up));
-      for (std::int64_t r = 0; r < rows; ++r) dst[r] = tile[static_cast<std::size_t>(r * plan.cycles + c)];
-    }
+  auto state = std::make_unique<State>();
+  state->plan = make_plan(up, down);
+  state->run_tile = tile_fn(kernel);
+  state->from_rate = from_rate;
+  state->to_rate = to_rate;
+  state->in.resize(static_cast<std::size_t>(state->span()));
+  state->tile.resize(static_cast<std::size_t>(state->plan.cycles * up));
+  if (frames_hint > 0)
+    state->out.reserve(static_cast<std::size_t>(std::llround(double(frames_hint) * up / down)) + state->tile.size());
+  return PolyphaseStream(std::move(state));
+}
+
+void PolyphaseStream::push(std::span<const float> input) {
+  State& s = *state_;
+  if (input.empty()) return;
+  const float* data;
+  std::int64_t begin;
+  const bool direct = s.pending.empty() && (s.pushed == 0 || s.first() >= s.pushed);
+  if (direct) {
+    data = input.data();
+    begin = s.pushed;
+  } else {
+    s.pending.insert(s.pending.end(), input.begin(), input.end());
+    data = s.pending.data();
+    begin = s.pending_begin;
   }
+  const std::int64_t end = s.pushed + static_cast<std::int64_t>(input.size());
+  s.pushed = end;
+  while (s.first() + s.span() <= end) s.emit_tile(data, begin, end);
+  // Keep what the next tile reads: from its first input on.
+  const std::int64_t keep = std::clamp<std::int64_t>(s.first(), begin, end);
+  if (direct) {
+    s.pending.assign(data + (keep - begin), data + (end - begin));
+    s.pending_begin = keep;
+  } else if (keep - s.pending_begin > static_cast<std::int64_t>(s.pending.size()) / 2) {
+    s.pending.erase(s.pending.begin(), s.pending.begin() + (keep - s.pending_begin));
+    s.pending_begin = keep;
+  }
+}
+
+std::size_t PolyphaseStream::frames() const noexcept { return static_cast<std::size_t>(state_->pushed); }
+
+std::vector<float> PolyphaseStream::finish() {
+  State& s = *state_;
+  const auto expected = static_cast<std::int64_t>(std::llround(double(s.pushed) * s.to_rate / s.from_rate));
+  while (static_cast<std::int64_t>(s.out.size()) < expected) s.emit_tile(s.pending.data(), s.pending_begin, s.pushed);
+  s.out.resize(static_cast<std::size_t>(expected));
+  std::vector<float> out = std::move(s.out);
+  s.out = {};
+  s.pending = {};
+  s.pending_begin = s.pushed = s.c0 = 0;
   return out;
+}
+
+std::optional<std::vector<float>> resample_polyphase(std::span<const float> input, int from_rate, int to_rate,
+                                                     PolyphaseKernel kernel) {
+  auto stream = PolyphaseStream::open(from_rate, to_rate, input.size(), kernel);
+  if (!stream) return std::nullopt;
+  stream->push(input);
+  return stream->finish();
 }
 
 }  // namespace refenc::audio

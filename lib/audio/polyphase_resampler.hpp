@@ -6,6 +6,8 @@
 //   // nullopt when the reduced ratio needs more than 4096 phases (then use libsamplerate)
 #pragma once
 
+#include <cstddef>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -27,5 +29,36 @@ enum class PolyphaseKernel { automatic, avx512, avx2, baseline };
 /// 4096 phases or branches, or a bank of over 4M coefficients (exotic rate pairs).
 std::optional<std::vector<float>> resample_polyphase(std::span<const float> input, int from_rate, int to_rate,
                                                      PolyphaseKernel kernel = PolyphaseKernel::automatic);
+
+/// The same resampling fed in pieces, for a clip decoded chunk by chunk: finish() returns exactly what
+/// resample_polyphase would for the concatenated input, and the input is never held at its own rate
+/// (only the few thousand samples the next tile of outputs needs).
+///
+///   std::optional<audio::PolyphaseStream> s = audio::PolyphaseStream::open(48000, 24000);
+///   s->push(chunk1); s->push(chunk2);          // any sizes, including empty
+///   std::vector<float> y = s->finish();        // round(frames * 24000 / 48000) samples
+class PolyphaseStream {
+ public:
+  /// nullopt where resample_polyphase would give nullopt. `frames_hint`, when the input length is known
+  /// in advance, sizes the output once.
+  static std::optional<PolyphaseStream> open(int from_rate, int to_rate, std::size_t frames_hint = 0,
+                                             PolyphaseKernel kernel = PolyphaseKernel::automatic);
+  PolyphaseStream(PolyphaseStream&&) noexcept;
+  PolyphaseStream& operator=(PolyphaseStream&&) noexcept;
+  ~PolyphaseStream();
+
+  /// Appends input samples; computes every output whose taps they complete.
+  void push(std::span<const float> input);
+  /// Input samples pushed so far.
+  std::size_t frames() const noexcept;
+  /// Flushes (zeros past the end) and returns round(frames() * to_rate / from_rate) samples; the
+  /// stream is then empty, as if just opened.
+  std::vector<float> finish();
+
+ private:
+  struct State;
+  explicit PolyphaseStream(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace refenc::audio
