@@ -183,6 +183,16 @@ DecodedAudio decode_audio(std::string_view bytes, const DecodeLimits& limits, st
       refuse(what, "too long (more than " + seconds_text(limits.max_seconds) + " of audio)");
     const float* p = chunk.data();
     const auto values = static_cast<std::size_t>(n) * static_cast<std::size_t>(channels);
+    if (pcm16 && channels == 2) {
+      // (a / 32768 + b / 32768) * 0.5 == (a + b) * (0.5 / 32768) exactly: every step is exact in float.
+      const short* s = ints.data();
+      float* dst = mono.data();
+      for (sf_count_t i = 0; i < n; ++i)
+        dst[i] = (static_cast<float>(s[2 * i]) + static_cast<float>(s[2 * i + 1])) * (0.5f / 32768.0f);
+      sink.samples(std::span<const float>(dst, static_cast<std::size_t>(n)));
+      frames += static_cast<std::size_t>(n);
+      continue;
+    }
     if (pcm16) {
       float* f = chunk.data();
       for (std::size_t i = 0; i < values; ++i) f[i] = static_cast<float>(ints[i]) * (1.0f / 32768.0f);

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <numeric>
 
 namespace refenc::audio {
@@ -94,6 +96,36 @@ Plan make_plan(int up, int down) {
     // float rounding of a 100-to-200-term sum near that of a single addition.
     std::stable_sort(out, out + plan.taps,
                      [](const Tap& a, const Tap& b) { return std::abs(a.weight) < std::abs(b.weight); });
+  }
+  return plan;
+}
+
+/// make_plan(up, down), kept for the next clip at the same rates: the most recently used plans, up to
+/// 16 MB of tables in all (a larger plan is built for each clip).
+std::shared_ptr<const Plan> shared_plan(int up, int down) {
+  constexpr std::size_t budget = 16u << 20;
+  static std::mutex mutex;
+  static std::vector<std::shared_ptr<const Plan>> recent;  // least recently used first
+  auto bytes = [](const Plan& p) { return p.table.size() * sizeof(Tap); };
+  {
+    std::lock_guard lock(mutex);
+    for (auto it = recent.begin(); it != recent.end(); ++it)
+      if ((*it)->up == up && (*it)->down == down) {
+        auto plan = *it;
+        recent.erase(it);
+        recent.push_back(plan);
+        return plan;
+      }
+  }
+  auto plan = std::make_shared<const Plan>(make_plan(up, down));
+  if (bytes(*plan) > budget / 4) return plan;
+  std::lock_guard lock(mutex);
+  recent.push_back(plan);
+  std::size_t total = 0;
+  for (const auto& p : recent) total += bytes(*p);
+  while (total > budget) {
+    total -= bytes(*recent.front());
+    recent.erase(recent.begin());
   }
   return plan;
 }
@@ -201,7 +233,7 @@ void fill_tile(const Plan& plan, const float* data, std::int64_t begin, std::int
 }  // namespace
 
 struct PolyphaseStream::State {
-  Plan plan;
+  std::shared_ptr<const Plan> plan;
   TileFn run_tile = nullptr;
   int from_rate = 0, to_rate = 0;
   std::vector<float> in, tile, out;
@@ -210,24 +242,24 @@ struct PolyphaseStream::State {
   std::int64_t pushed = 0;          // input samples received
   std::int64_t c0 = 0;              // first cycle of the next tile
 
-  std::int64_t first() const { return c0 * plan.down - (plan.half - 1); }
-  std::int64_t span() const { return plan.stride * plan.down; }
+  std::int64_t first() const { return c0 * plan->down - (plan->half - 1); }
+  std::int64_t span() const { return plan->stride * plan->down; }
 
   /// Computes the next tile from input x (see fill_tile) and appends its cycles * up outputs.
   void emit_tile(const float* data, std::int64_t begin, std::int64_t end) {
-    fill_tile(plan, data, begin, end, c0, in.data());
-    run_tile(plan, in.data(), tile.data());
-    const std::int64_t up = plan.up, k0 = static_cast<std::int64_t>(out.size());
-    out.resize(static_cast<std::size_t>(k0 + plan.cycles * up));
+    fill_tile(*plan, data, begin, end, c0, in.data());
+    run_tile(*plan, in.data(), tile.data());
+    const std::int64_t up = plan->up, k0 = static_cast<std::int64_t>(out.size());
+    out.resize(static_cast<std::size_t>(k0 + plan->cycles * up));
     if (up == 1) {
-      std::memcpy(out.data() + k0, tile.data(), static_cast<std::size_t>(plan.cycles) * sizeof(float));
+      std::memcpy(out.data() + k0, tile.data(), static_cast<std::size_t>(plan->cycles) * sizeof(float));
     } else {
       // Row-major tile (row r, cycle c) to output k0 + c * up + r.
       float* dst = out.data() + k0;
-      for (std::int64_t c = 0; c < plan.cycles; ++c, dst += up)
-        for (std::int64_t r = 0; r < up; ++r) dst[r] = tile[static_cast<std::size_t>(r * plan.cycles + c)];
+      for (std::int64_t c = 0; c < plan->cycles; ++c, dst += up)
+        for (std::int64_t r = 0; r < up; ++r) dst[r] = tile[static_cast<std::size_t>(r * plan->cycles + c)];
     }
-    c0 += plan.cycles;
+    c0 += plan->cycles;
   }
 };
 
@@ -245,12 +277,12 @@ std::optional<PolyphaseStream> PolyphaseStream::open(int from_rate, int to_rate,
   const double reach = zero_crossings / (std::min(1.0, double(up) / down) * cutoff_fraction);
   if (double(up) * 2 * (reach + 1) > max_coefficients) return std::nullopt;
   auto state = std::make_unique<State>();
-  state->plan = make_plan(up, down);
+  state->plan = shared_plan(up, down);
   state->run_tile = tile_fn(kernel);
   state->from_rate = from_rate;
   state->to_rate = to_rate;
   state->in.resize(static_cast<std::size_t>(state->span()));
-  state->tile.resize(static_cast<std::size_t>(state->plan.cycles * up));
+  state->tile.resize(static_cast<std::size_t>(state->plan->cycles * up));
   if (frames_hint > 0)
     state->out.reserve(static_cast<std::size_t>(std::llround(double(frames_hint) * up / down)) + state->tile.size());
   return PolyphaseStream(std::move(state));
