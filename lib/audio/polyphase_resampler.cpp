@@ -15,8 +15,8 @@ constexpr double cutoff_fraction = 0.91;  // of the lower Nyquist
 constexpr double zero_crossings = 48;     // per side, at the cutoff's scale
 constexpr double kaiser_beta = 14.0;      // ~140 dB stopband and passband ripple
 constexpr int max_phases = 4096;          // and at most this many input branches
-constexpr double max_coefficients = 4e6;  // 16 MB of filter bank at most
-constexpr std::int64_t block = 64;        // cycles per kernel step: 4 vectors of 16 lanes (or 8 of 8, 16 of 4)
+constexpr double max_coefficients = 4e6;  // 32 MB of tap table at most
+constexpr std::int64_t block = 64;        // tile cycles come in multiples of 4 vectors of the widest kernel
 constexpr std::int64_t tile_outputs = 4096;     // outputs per tile, about
 constexpr std::int64_t tile_input_floats = 1 << 16;  // input branches of a tile: 256 KB at most
 
@@ -101,7 +101,7 @@ Plan make_plan(int up, int down) {
 }
 
 /// make_plan(up, down), kept for the next clip at the same rates: the most recently used plans, up to
-/// 16 MB of tables in all (a larger plan is built for each clip).
+/// 16 MB of tables in all (a plan over 4 MB is built for each clip).
 std::shared_ptr<const Plan> shared_plan(int up, int down) {
   constexpr std::size_t budget = 16u << 20;
   static std::mutex mutex;
@@ -120,6 +120,8 @@ std::shared_ptr<const Plan> shared_plan(int up, int down) {
   auto plan = std::make_shared<const Plan>(make_plan(up, down));
   if (bytes(*plan) > budget / 4) return plan;
   std::lock_guard lock(mutex);
+  for (const auto& p : recent)
+    if (p->up == up && p->down == down) return p;  // another thread built it meanwhile
   recent.push_back(plan);
   std::size_t total = 0;
   for (const auto& p : recent) total += bytes(*p);

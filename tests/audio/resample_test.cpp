@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <numeric>
 #include <span>
+#include <thread>
 #include <vector>
 
 using namespace refenc;
@@ -227,4 +228,22 @@ TEST_CASE("a polyphase stream gives exactly the one-shot result, whatever the pi
   }
   CHECK_FALSE(PolyphaseStream::open(383999, 24000));
   CHECK(PolyphaseStream::open(48000, 24000)->finish().empty());
+}
+
+TEST_CASE("polyphase from 8 threads at once, rates mixed: the same results as from one", "[resample]") {
+  const int pairs[][2] = {{48000, 24000}, {48000, 44100}, {44100, 24000}, {22050, 16000}, {11025, 24000}};
+  const auto x = noise(20000, 5);
+  std::vector<std::vector<float>> expected;
+  for (const auto& p : pairs) expected.push_back(*resample_polyphase(x, p[0], p[1]));
+  std::vector<int> mismatches(8, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i) {
+        const std::size_t k = std::size_t(t + i) % std::size(pairs);
+        if (*resample_polyphase(x, pairs[k][0], pairs[k][1]) != expected[k]) ++mismatches[std::size_t(t)];
+      }
+    });
+  for (auto& th : threads) th.join();
+  CHECK(std::accumulate(mismatches.begin(), mismatches.end(), 0) == 0);
 }
