@@ -106,7 +106,8 @@ std::string seconds_text(double s) {
 
 }  // namespace
 
-DecodedAudio decode_audio(std::string_view bytes, const DecodeLimits& limits, std::string_view what) {
+DecodedAudio decode_audio(std::string_view bytes, const DecodeLimits& limits, std::string_view what,
+                         DecodeSink& sink) {
   if (!(limits.max_seconds > 0) || !(limits.min_seconds >= 0) || limits.max_channels <= 0 ||
       limits.max_sample_rate <= 0)
     throw Error(ErrorKind::config, std::string(what) + ": invalid decode limits (max_seconds " +
@@ -159,39 +160,60 @@ DecodedAudio decode_audio(std::string_view bytes, const DecodeLimits& limits, st
   out.channels = info.channels;
   out.format = format_name(info.format & SF_FORMAT_TYPEMASK, SFC_GET_FORMAT_INFO);
   out.subformat = subformat_tag(info.format & SF_FORMAT_SUBMASK);
-  if (info.frames > 0 && info.frames != SF_COUNT_MAX)
-    out.samples.reserve(static_cast<std::size_t>(
-        std::min({info.frames, max_frames, static_cast<sf_count_t>(8 * bytes.size())})));
+  const sf_count_t announced = info.frames > 0 && info.frames != SF_COUNT_MAX
+                                   ? std::min({info.frames, max_frames, static_cast<sf_count_t>(8 * bytes.size())})
+                                   : 0;
+  sink.start(info.samplerate, static_cast<std::size_t>(announced));
 
   const int channels = info.channels;
+  // 16-bit PCM is read as integers and scaled here, exactly as libsndfile would (x / 32768): no
+  // float conversion inside libsndfile and no range check (integers are always in range).
+  const bool pcm16 = (info.format & SF_FORMAT_SUBMASK) == SF_FORMAT_PCM_16;
   constexpr sf_count_t chunk_frames = 4096;
   std::vector<float> chunk(static_cast<std::size_t>(chunk_frames * channels));
+  std::vector<short> ints(pcm16 ? chunk.size() : 0);
+  std::vector<float> mono(static_cast<std::size_t>(chunk_frames));
   const float scale = 1.0f / static_cast<float>(channels);
+  std::size_t frames = 0;
   while (true) {
-    const sf_count_t n = sf_readf_float(file.get(), chunk.data(), chunk_frames);
+    const sf_count_t n = pcm16 ? sf_readf_short(file.get(), ints.data(), chunk_frames)
+                               : sf_readf_float(file.get(), chunk.data(), chunk_frames);
     if (n <= 0) break;
-    if (static_cast<sf_count_t>(out.samples.size()) + n > max_frames)
+    if (static_cast<sf_count_t>(frames) + n > max_frames)
       refuse(what, "too long (more than " + seconds_text(limits.max_seconds) + " of audio)");
     const float* p = chunk.data();
     const auto values = static_cast<std::size_t>(n) * static_cast<std::size_t>(channels);
-    // One branch-free pass first; `!(|x| <= max)` also catches NaN. Past it, sums cannot overflow.
-    bool bad = false;
-    for (std::size_t i = 0; i < values; ++i) bad |= !(std::abs(p[i]) <= max_magnitude);
-    if (bad) {
-      std::size_t i = 0;
-      while (std::abs(p[i]) <= max_magnitude) ++i;
-      const std::string where = " at frame " + std::to_string(out.samples.size() + i / channels) + ", channel " +
-                                std::to_string(i % channels);
-      if (!std::isfinite(p[i])) refuse(what, "non-finite sample (NaN or infinity)" + where);
-      char value[32];
-      std::snprintf(value, sizeof value, "%g", double(p[i]));
-      refuse(what, std::string("sample magnitude out of range (") + value + ", over 1e6 times full scale)" + where);
+    if (pcm16 && channels == 2) {
+      // (a / 32768 + b / 32768) * 0.5 == (a + b) * (0.5 / 32768) exactly: every step is exact in float.
+      const short* s = ints.data();
+      float* dst = mono.data();
+      for (sf_count_t i = 0; i < n; ++i)
+        dst[i] = (static_cast<float>(s[2 * i]) + static_cast<float>(s[2 * i + 1])) * (0.5f / 32768.0f);
+      sink.samples(std::span<const float>(dst, static_cast<std::size_t>(n)));
+      frames += static_cast<std::size_t>(n);
+      continue;
     }
-    const std::size_t old = out.samples.size();
-    out.samples.resize(old + static_cast<std::size_t>(n));
-    float* dst = out.samples.data() + old;
+    if (pcm16) {
+      float* f = chunk.data();
+      for (std::size_t i = 0; i < values; ++i) f[i] = static_cast<float>(ints[i]) * (1.0f / 32768.0f);
+    } else {
+      // One branch-free pass first; `!(|x| <= max)` also catches NaN. Past it, sums cannot overflow.
+      bool bad = false;
+      for (std::size_t i = 0; i < values; ++i) bad |= !(std::abs(p[i]) <= max_magnitude);
+      if (bad) {
+        std::size_t i = 0;
+        while (std::abs(p[i]) <= max_magnitude) ++i;
+        const std::string where =
+            " at frame " + std::to_string(frames + i / channels) + ", channel " + std::to_string(i % channels);
+        if (!std::isfinite(p[i])) refuse(what, "non-finite sample (NaN or infinity)" + where);
+        char value[32];
+        std::snprintf(value, sizeof value, "%g", double(p[i]));
+        refuse(what, std::string("sample magnitude out of range (") + value + ", over 1e6 times full scale)" + where);
+      }
+    }
+    float* dst = mono.data();
     if (channels == 1) {
-      std::copy(p, p + n, dst);
+      dst = chunk.data();
     } else if (channels == 2) {
       for (sf_count_t i = 0; i < n; ++i) dst[i] = (p[2 * i] + p[2 * i + 1]) * 0.5f;
     } else {
@@ -201,14 +223,30 @@ DecodedAudio decode_audio(std::string_view bytes, const DecodeLimits& limits, st
         dst[i] = sum * scale;
       }
     }
+    sink.samples(std::span<const float>(dst, static_cast<std::size_t>(n)));
+    frames += static_cast<std::size_t>(n);
   }
   if (const int err = sf_error(file.get()); err != SF_ERR_NO_ERROR)
-    refuse(what, "truncated or corrupt audio data after " + std::to_string(out.samples.size()) +
-                     " frames (libsndfile: " + sf_error_number(err) + ")");
-  if (out.samples.empty()) refuse(what, "no audio frames (truncated or empty audio data)");
-  const double seconds = double(out.samples.size()) / rate;
+    refuse(what, "truncated or corrupt audio data after " + std::to_string(frames) + " frames (libsndfile: " +
+                     sf_error_number(err) + ")");
+  if (frames == 0) refuse(what, "no audio frames (truncated or empty audio data)");
+  const double seconds = double(frames) / rate;
   if (seconds < limits.min_seconds)
     refuse(what, "too short (" + seconds_text(seconds) + " < " + seconds_text(limits.min_seconds) + " minimum)");
+  out.frames = frames;
+  return out;
+}
+
+DecodedAudio decode_audio(std::string_view bytes, const DecodeLimits& limits, std::string_view what) {
+  /// Keeps every sample, the whole clip sized once from the header's frame count.
+  struct Collect final : DecodeSink {
+    std::vector<float> kept;
+    void start(int, std::size_t frames_hint) override { kept.reserve(frames_hint); }
+    void samples(std::span<const float> mono) override { kept.insert(kept.end(), mono.begin(), mono.end()); }
+  };
+  Collect sink;
+  DecodedAudio out = decode_audio(bytes, limits, what, sink);
+  out.samples = std::move(sink.kept);
   return out;
 }
 

@@ -4,10 +4,13 @@
 //   a.samples;        // mono (channels averaged), at a.sample_rate
 //   a.channels;       // channel count of the source
 //   a.format;         // "WAV", "FLAC", "OGG", "MPEG", ...
+//   audio::decode_audio(bytes, limits, "clip.flac", sink);   // the same, samples streamed to a DecodeSink
 #pragma once
 
-#include "audio/reference_loader.hpp"
+#include "audio/decode_limits.hpp"
 
+#include <cstddef>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,7 +18,8 @@
 namespace refenc::audio {
 
 struct DecodedAudio {
-  std::vector<float> samples;  ///< Mono: the mean of all channels.
+  std::vector<float> samples;  ///< Mono: the mean of all channels (empty when decoded into a DecodeSink).
+  std::size_t frames = 0;      ///< Frames decoded.
   int sample_rate = 0;
   int channels = 0;
   std::string format;          ///< Major format name, e.g. "WAV", "FLAC", "OGG", "MPEG".
@@ -28,6 +32,22 @@ struct DecodedAudio {
 /// min_seconds; non-finite samples or magnitudes over 1e6 times full scale; truncated data libsndfile
 /// reports as an error.
 DecodedAudio decode_audio(std::string_view bytes, const DecodeLimits& limits, std::string_view what);
+
+/// Receives a clip as it is decoded, so that it can be processed (resampled) without being kept whole.
+class DecodeSink {
+ public:
+  virtual ~DecodeSink() = default;
+  /// Once, after the header passed its checks and before any samples: the source rate, and the frame
+  /// count the header announces, capped by the limits (0 when unknown).
+  virtual void start(int sample_rate, std::size_t frames_hint) = 0;
+  /// Mono frames (the mean of all channels) in order, at most 4096 a call.
+  virtual void samples(std::span<const float> mono) = 0;
+};
+
+/// decode_audio handing the mono samples to `sink` chunk by chunk instead of keeping them (the result's
+/// `samples` stays empty). The same checks and refusals, possibly after `sink` got some samples.
+DecodedAudio decode_audio(std::string_view bytes, const DecodeLimits& limits, std::string_view what,
+                          DecodeSink& sink);
 
 /// Reads `path` (size checked first, see read_reference_file) and decodes it.
 DecodedAudio decode_audio_file(const std::string& path, const DecodeLimits& limits);

@@ -7,6 +7,7 @@
 #include "audio/local_file.hpp"
 #include "audio/loudness.hpp"
 #include "audio/path_key_memo.hpp"
+#include "audio/polyphase_resampler.hpp"
 #include "audio/resample.hpp"
 #include "core/error.hpp"
 
@@ -44,26 +45,6 @@ std::string payload_of(const ReferenceSource& source, const std::string& what, c
 }
 
 }  // namespace
-
-std::string_view to_string(ResampleQuality quality) noexcept {
-  switch (quality) {
-    case ResampleQuality::best: return "best";
-    case ResampleQuality::medium: return "medium";
-    case ResampleQuality::fastest: return "fastest";
-    case ResampleQuality::zero_order_hold: return "zero_order_hold";
-    case ResampleQuality::linear: return "linear";
-    case ResampleQuality::polyphase: return "polyphase";
-  }
-  return "medium";
-}
-
-ResampleQuality parse_resample_quality(std::string_view name) {
-  for (auto q : {ResampleQuality::best, ResampleQuality::medium, ResampleQuality::fastest,
-                 ResampleQuality::zero_order_hold, ResampleQuality::linear, ResampleQuality::polyphase})
-    if (name == to_string(q)) return q;
-  throw Error(ErrorKind::bad_input, "resample quality \"" + std::string(name.substr(0, 40)) +
-                                        "\": unknown (best, medium, fastest, zero_order_hold, linear, polyphase)");
-}
 
 std::string reference_content_key(const ReferenceSource& source, const DecodeLimits& limits, bool trust_stat) {
   const std::string what = source.describe();
@@ -119,21 +100,49 @@ LoadedReference load_reference(const ReferenceSource& source, const LoadOptions&
   out.payload_bytes = bytes.size();
   out.timings.key = since(start);
 
+  // Decoded chunks go straight into the resampler when the polyphase filter takes this ratio, so the
+  // clip is never held at its source rate.
+  struct Sink final : DecodeSink {
+    const LoadOptions* options = nullptr;
+    std::optional<PolyphaseStream> stream;
+    std::vector<float> kept;  // at the source rate, when not streamed
+    double resample_seconds = 0;
+    void start(int sample_rate, std::size_t frames_hint) override {
+      // Ratios resample() refuses (outside 1/256..256) are left to it, to refuse them after decoding.
+      const double ratio = double(options->target_rate) / sample_rate;
+      if (sample_rate != options->target_rate && options->quality == ResampleQuality::polyphase &&
+          ratio >= 1.0 / 256 && ratio <= 256)
+        stream = PolyphaseStream::open(sample_rate, options->target_rate, frames_hint);
+      if (!stream) kept.reserve(frames_hint);
+    }
+    void samples(std::span<const float> mono) override {
+      if (!stream) {
+        kept.insert(kept.end(), mono.begin(), mono.end());
+        return;
+      }
+      const auto t = Clock::now();
+      stream->push(mono);
+      resample_seconds += since(t);
+    }
+  } sink;
+  sink.options = &options;
   start = Clock::now();
-  DecodedAudio decoded = decode_audio(bytes, options.limits, what);
+  const DecodedAudio decoded = decode_audio(bytes, options.limits, what, sink);
   bytes = {};
-  out.timings.decode = since(start);
+  out.timings.decode = since(start) - sink.resample_seconds;
   out.source_rate = decoded.sample_rate;
   out.source_channels = decoded.channels;
   out.source_format = decoded.format;
 
   start = Clock::now();
-  if (decoded.sample_rate == options.target_rate)
-    out.samples = std::move(decoded.samples);
+  if (sink.stream)
+    out.samples = sink.stream->finish();
+  else if (decoded.sample_rate == options.target_rate)
+    out.samples = std::move(sink.kept);
   else
-    out.samples = resample(decoded.samples, decoded.sample_rate, options.target_rate, options.quality, what);
+    out.samples = resample(sink.kept, decoded.sample_rate, options.target_rate, options.quality, what);
   out.sample_rate = options.target_rate;
-  out.timings.resample = since(start);
+  out.timings.resample = since(start) + sink.resample_seconds;
 
   if (options.loudness_target_dbfs) {
     start = Clock::now();

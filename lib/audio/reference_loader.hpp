@@ -9,6 +9,9 @@
 //   audio::still_current(ref);   // false if a local file changed since it was keyed
 #pragma once
 
+#include "audio/decode_limits.hpp"
+#include "audio/resample_quality.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -37,19 +40,6 @@ struct ReferenceSource {
   static ReferenceSource parse(std::string_view text);
   /// Short human description for error messages: the path, "data URI (123 bytes)", "4096 raw bytes".
   std::string describe() const;
-};
-
-/// best..linear are libsamplerate's converters; polyphase is refenc's own windowed-sinc filter bank for
-/// rational ratios (falls back to medium when the reduced ratio needs over 4096 phases).
-enum class ResampleQuality { best, medium, fastest, zero_order_hold, linear, polyphase };
-
-/// Limits checked before any decode or encode; a violation is Error(bad_input) naming the input.
-struct DecodeLimits {
-  double max_seconds = 100.0;            ///< Longer references are refused (MOSS refuses > 100 s).
-  double min_seconds = 0.25;             ///< Shorter ones carry no usable voice.
-  std::size_t max_payload_bytes = 64u << 20;  ///< Encoded file / decoded base64 size.
-  int max_channels = 64;
-  int max_sample_rate = 384000;
 };
 
 struct LoadOptions {
@@ -101,10 +91,5 @@ std::string reference_path_cache_key(const std::string& path, bool trust_stat = 
 /// loading, and to re-key a path input in revalidate(). Throws Error(bad_input) like load_reference.
 std::string reference_content_key(const ReferenceSource& source, const DecodeLimits& limits = {},
                                   bool trust_stat = false);
-
-/// Short lower-case name of a quality ("best", "medium", ..., "polyphase"); parse_resample_quality is
-/// its inverse and throws Error(bad_input) on an unknown name.
-std::string_view to_string(ResampleQuality quality) noexcept;
-ResampleQuality parse_resample_quality(std::string_view name);
 
 }  // namespace refenc::audio

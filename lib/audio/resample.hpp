@@ -4,7 +4,7 @@
 //   // y.size() == round(x.size() * 24000 / 48000)
 #pragma once
 
-#include "audio/reference_loader.hpp"
+#include "audio/resample_quality.hpp"
 
 #include <span>
 #include <string_view>

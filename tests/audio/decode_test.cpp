@@ -5,8 +5,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <span>
+#include <vector>
 
 using namespace refenc;
 using namespace refenc::audio;
@@ -107,4 +110,80 @@ TEST_CASE("readable formats include the common containers", "[decode]") {
   const auto names = readable_formats();
   for (const char* want : {"WAV", "FLAC", "OGG", "AIFF"})
     CHECK(std::find(names.begin(), names.end(), want) != names.end());
+}
+
+TEST_CASE("16-bit PCM decodes to exactly what libsndfile's float reading gives", "[decode]") {
+  TempDir dir;
+  const long frames = 3 * 4096 + 77;  // several chunks and a partial one
+  for (int channels : {1, 2, 3}) {
+    for (int format : {SF_FORMAT_WAV | SF_FORMAT_PCM_16, SF_FORMAT_FLAC | SF_FORMAT_PCM_16,
+                       SF_FORMAT_AIFF | SF_FORMAT_PCM_16}) {
+      const std::string path = dir.file("pcm16");
+      REQUIRE(write_audio(path, format, 48000, channels, frames));
+      SF_INFO info{};
+      SNDFILE* f = sf_open(path.c_str(), SFM_READ, &info);
+      REQUIRE(f);
+      std::vector<float> interleaved(static_cast<std::size_t>(frames * channels));
+      REQUIRE(sf_readf_float(f, interleaved.data(), frames) == frames);
+      sf_close(f);
+      const DecodedAudio a = decode_audio_file(path, {});
+      REQUIRE(a.samples.size() == static_cast<std::size_t>(frames));
+      CHECK(a.subformat == "PCM_16");
+      std::size_t differing = 0;
+      for (long i = 0; i < frames; ++i) {
+        const float* p = interleaved.data() + i * channels;
+        float mean;
+        if (channels == 1) {
+          mean = p[0];
+        } else if (channels == 2) {
+          mean = (p[0] + p[1]) * 0.5f;
+        } else {
+          float sum = 0;
+          for (int c = 0; c < channels; ++c) sum += p[c];
+          mean = sum * (1.0f / float(channels));
+        }
+        differing += mean != a.samples[static_cast<std::size_t>(i)];
+      }
+      INFO(channels << " channels, format " << std::hex << format);
+      CHECK(differing == 0);
+    }
+  }
+}
+
+TEST_CASE("a decode sink gets the header's rate and length, then every sample in order", "[decode]") {
+  TempDir dir;
+  const std::string path = dir.file("sink.flac");
+  const long frames = 5 * 4096 + 3;
+  REQUIRE(write_audio(path, SF_FORMAT_FLAC | SF_FORMAT_PCM_24, 22050, 2, frames));
+  struct Recorder final : DecodeSink {
+    int rate = 0, starts = 0;
+    std::size_t hint = 0, calls = 0, largest = 0;
+    std::vector<float> got;
+    void start(int sample_rate, std::size_t frames_hint) override {
+      CHECK(got.empty());
+      rate = sample_rate;
+      hint = frames_hint;
+      ++starts;
+    }
+    void samples(std::span<const float> mono) override {
+      got.insert(got.end(), mono.begin(), mono.end());
+      largest = std::max(largest, mono.size());
+      ++calls;
+    }
+  } sink;
+  const std::string bytes = read_bytes(path);
+  const DecodedAudio streamed = decode_audio(bytes, {}, path, sink);
+  const DecodedAudio kept = decode_audio(bytes, {}, path);
+  CHECK(sink.starts == 1);
+  CHECK(sink.rate == 22050);
+  CHECK(sink.hint == static_cast<std::size_t>(frames));
+  CHECK(sink.largest <= 4096);
+  CHECK(sink.calls >= 6);
+  CHECK(streamed.samples.empty());
+  CHECK(streamed.frames == static_cast<std::size_t>(frames));
+  CHECK(kept.frames == static_cast<std::size_t>(frames));
+  CHECK(sink.got == kept.samples);
+  CHECK(streamed.sample_rate == 22050);
+  CHECK(streamed.channels == 2);
+  CHECK(streamed.format == "FLAC");
 }

@@ -1,5 +1,8 @@
+#include "audio/decode.hpp"
 #include "audio/loudness.hpp"
+#include "audio/polyphase_resampler.hpp"
 #include "audio/reference_loader.hpp"
+#include "audio/resample.hpp"
 #include "fixtures.hpp"
 
 #include <catch2/catch.hpp>
@@ -71,4 +74,26 @@ TEST_CASE("payload sources are not kept in the result; trust_stat reuses the mem
   CHECK(b.content_key == r.content_key);
   CHECK(a.timings.read >= 0);
   CHECK(a.timings.decode >= 0);
+}
+
+TEST_CASE("load_reference streams decoding into the polyphase filter: same samples as resampling the decoded clip",
+          "[loader]") {
+  TempDir dir;
+  const long frames = 48000 + 4096 * 3 + 11;
+  for (int channels : {1, 2, 3}) {
+    for (int format : {SF_FORMAT_WAV | SF_FORMAT_PCM_16, SF_FORMAT_FLAC | SF_FORMAT_PCM_24,
+                       SF_FORMAT_WAV | SF_FORMAT_FLOAT}) {
+      const std::string path = dir.file("stream.audio");
+      REQUIRE(write_audio(path, format, 48000, channels, frames));
+      const DecodedAudio decoded = decode_audio_file(path, {});
+      for (int target : {16000, 24000, 44100}) {
+        LoadOptions opt;
+        opt.target_rate = target;
+        const LoadedReference r = load_reference(ReferenceSource::from_path(path), opt);
+        INFO(channels << " channels, format " << std::hex << format << std::dec << ", to " << target);
+        CHECK(r.samples == *resample_polyphase(decoded.samples, 48000, target));
+        CHECK(r.samples == resample(decoded.samples, 48000, target, ResampleQuality::polyphase));
+      }
+    }
+  }
 }
