@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
-#include "profile/run_report.hpp"
+#include "util/atomic_file.hpp"
 #include "core/error.hpp"
 #include "encoders/encoder_hook.hpp"
 #include "store/disk_tier.hpp"
@@ -108,7 +108,7 @@ int run(const EncodeOptions& o) {
                     {"total_s", seconds_between(trace.start, trace.end)}});
     key = trace.key;
   }
-  if (!o.out.empty()) profile::write_file_atomic(o.out, artifact_json(artifact).dump() + "\n");
+  if (!o.out.empty()) write_file_atomic(o.out, artifact_json(artifact).dump() + "\n");
 
   nlohmann::json j;
   j["model"] = o.model;

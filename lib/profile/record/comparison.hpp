@@ -1,0 +1,48 @@
+// The result of comparing two runs group by group (model/arm/phase/concurrency, repeats pooled): per
+// metric the baseline and current value, the relative change with its bootstrap interval, and whether
+// it is a regression.
+//
+//   for (const CellChange& c : result.cells)
+//     for (const MetricChange& m : c.metrics) if (m.regression) std::cout << c.cell << ' ' << to_string(m.metric);
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "profile/record/run_record.hpp"
+#include "profile/stats/bootstrap.hpp"
+
+namespace refenc::profile {
+
+/// The compared metrics, in the order they are printed.
+enum class CompareMetric { p50_preprocessing, p95_e2e, p95_encode, throughput };
+
+/// "p50_preprocessing", "p95_e2e", "p95_encode", "throughput".
+std::string_view to_string(CompareMetric m) noexcept;
+
+struct MetricChange {
+  CompareMetric metric = CompareMetric::p95_e2e;
+  double baseline = 0, current = 0;  ///< Seconds, or req/s for throughput.
+  Interval change;                   ///< current / baseline - 1.
+  bool regression = false;
+};
+
+struct CellChange {
+  std::string cell;                  ///< The group's label, "model/arm/phase/c8".
+  std::vector<MetricChange> metrics;
+  bool regression = false;
+};
+
+struct CompareResult {
+  double threshold = 0.10;
+  std::vector<CellChange> cells;
+  std::vector<std::string> unmatched;  ///< Groups in one run only.
+  int regressions = 0;
+  int matched = 0;
+  std::string baseline_dir, current_dir;
+  std::vector<ModelEntry> baseline_evidence;  ///< The baseline's models (grades, scales).
+  std::string method;
+};
+
+}  // namespace refenc::profile
