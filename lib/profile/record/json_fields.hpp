@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "profile/record/gate_report.hpp"
+#include "profile/record/run_record.hpp"
 
 namespace refenc::profile {
 
@@ -39,6 +40,18 @@ class JsonFields {
   const nlohmann::json& obj(const nlohmann::json& j, const std::string& where, const char* key) const;
   /// An array field (an empty array when absent).
   const nlohmann::json& arr(const nlohmann::json& j, const std::string& where, const char* key) const;
+  /// A field of a closed vocabulary read with `parse` (labels.hpp); `fallback` when absent, required
+  /// when `fallback` is empty.
+  template <class Parse>
+  auto label(const nlohmann::json& j, const std::string& where, const char* k, const std::string& fallback,
+             Parse parse) const {
+    std::string text = str(j, where, k, fallback, fallback.empty());
+    try {
+      return parse(text);
+    } catch (const std::exception& e) {
+      fail(key(where, k), e.what());
+    }
+  }
 
  private:
   std::string file_;
@@ -46,5 +59,9 @@ class JsonFields {
 
 /// Reads report.json's gate block (result_json.cpp).
 GateReport gate_from_json(const JsonFields& in, const nlohmann::json& gate);
+
+/// A cell of report.json and back (cell_json.cpp).
+nlohmann::json cell_to_json(const Cell& cell);
+Cell cell_from_json(const JsonFields& in, const nlohmann::json& cell, const std::string& where);
 
 }  // namespace refenc::profile

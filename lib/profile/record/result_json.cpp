@@ -42,28 +42,18 @@ json level_json(const LevelResult& l) {
               {"reason", l.reason}};
 }
 
-template <class Parse>
-auto label(const JsonFields& in, const json& j, const std::string& w, const char* key, const char* fallback, Parse parse) {
-  std::string text = in.str(j, w, key, fallback);
-  try {
-    return parse(text);
-  } catch (const Error& e) {
-    in.fail(JsonFields::key(w, key), e.what());
-  }
-}
-
 LevelResult read_level(const JsonFields& in, const json& j, const std::string& w) {
   LevelResult l;
   l.concurrency = static_cast<int>(in.integer(j, w, "concurrency"));
   std::string ws = JsonFields::key(w, "stage_shares_m4a");
   const json& s = in.obj(j, w, "stage_shares_m4a");
   l.shares_m4a = {in.num(s, ws, "preprocessing"), in.num(s, ws, "encode"), in.num(s, ws, "synthesis"), in.num(s, ws, "queue")};
-  l.top_stage = label(in, j, w, "top_stage", "encode", parse_share_name);
+  l.top_stage = in.label(j, w, "top_stage", "encode", parse_share_name);
   l.p95_e2e_reduction = read_interval(in, in.obj(j, w, "p95_e2e_reduction"), JsonFields::key(w, "p95_e2e_reduction"));
   l.throughput_gain = read_interval(in, in.obj(j, w, "throughput_gain"), JsonFields::key(w, "throughput_gain"));
   l.m4a = read_arm(in, in.obj(j, w, "m4a"), JsonFields::key(w, "m4a"));
   l.m4b = read_arm(in, in.obj(j, w, "m4b"), JsonFields::key(w, "m4b"));
-  l.outcome = label(in, j, w, "outcome", "NO-GO", parse_verdict);
+  l.outcome = in.label(j, w, "outcome", "NO-GO", parse_verdict);
   l.reason = in.str(j, w, "reason");
   return l;
 }
@@ -115,7 +105,7 @@ GateReport gate_from_json(const JsonFields& in, const json& j) {
     ModelVerdict m;
     m.model = in.str(mj, wm, "model", "", true);
     m.evidence_grade = in.str(mj, wm, "evidence_grade", "unknown");
-    m.verdict = label(in, mj, wm, "verdict", "", parse_verdict);
+    m.verdict = in.label(mj, wm, "verdict", "", parse_verdict);
     m.reason = in.str(mj, wm, "reason");
     const json& per = in.arr(mj, wm, "concurrency");
     for (std::size_t k = 0; k < per.size(); ++k)
