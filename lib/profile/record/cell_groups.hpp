@@ -1,9 +1,10 @@
 // Pooling a run's repeats: the cells of one model/arm/phase/concurrency and their raw requests, in
 // report order, as the gate, compare and the HTML page all pool them.
 //
-//   for (const auto& [key, g] : group_cells(run))
-//     g.samples(Stage::e2e);       // successful requests' E2E, repeats pooled
-//     g.throughput_pool();         // for throughput_interval / throughput_change
+//   for (const auto& [key, g] : group_cells(run)) {
+//     std::vector<double> e2e = g.samples(Stage::e2e);  // successful requests' E2E, repeats pooled
+//     ThroughputPool pool = g.throughput_pool();        // for throughput_interval / throughput_change
+//   }
 #pragma once
 
 #include <map>

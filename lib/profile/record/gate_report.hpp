@@ -2,7 +2,8 @@
 // and per profiled concurrency level the figures the verdict rests on.
 //
 //   const GateReport& g = *run.gate;
-//   g.models[0].verdict == Verdict::no_go;  g.models[0].levels[0].p95_e2e_reduction.lo;  g.exit_code;
+//   bool no_go = g.models[0].verdict == Verdict::no_go;
+//   double lo = g.models[0].levels[0].p95_e2e_reduction.lo;   // levels: one per profiled concurrency
 #pragma once
 
 #include <cstddef>

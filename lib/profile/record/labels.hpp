@@ -2,9 +2,9 @@
 // the names they carry in report.json, requests.jsonl and every printed table.
 //
 //   Arm a = parse_arm("m4b");             // throws Error(bad_input) for another name
-//   to_string(Phase::warm_disk);          // "warm-disk"
-//   stage_kind(Stage::encode);            // "measured"
-//   verdict_exit_code(Verdict::no_go);    // 10
+//   std::string_view phase = to_string(Phase::warm_disk);  // "warm-disk"
+//   std::string_view kind = stage_kind(Stage::encode);     // "measured"
+//   int code = verdict_exit_code(Verdict::no_go);          // 10
 #pragma once
 
 #include <string>

@@ -4,7 +4,7 @@
 //
 //   nlohmann::json j = to_json(run);                          // report.json's content
 //   RunRecord back = run_from_json(j, "runs/x/report.json");  // throws Error(bad_input) naming the field
-//   std::string line = to_json(run.requests.at(id)[0]).dump();
+//   std::string line = to_json(run.requests_of(run.cells[0].key)[0]).dump();
 #pragma once
 
 #include <string>

@@ -1,8 +1,8 @@
 // RequestRecord: one measured request of a cell, as the runner records it and requests.jsonl holds it.
 //
 //   RequestRecord r;  r.outcome = "encoded";  r.e2e_s = 1.2;
-//   r.ok();                      // false only for "failed"
-//   r.seconds(Stage::e2e);       // 1.2
+//   bool ok = r.ok();                  // false only for "failed"
+//   double e2e = r.seconds(Stage::e2e);  // 1.2
 #pragma once
 
 #include <cstddef>

@@ -3,7 +3,7 @@
 //
 //   write_run("runs/x", run, summary_markdown(run));        // three files in runs/x
 //   RunRecord run = load_run("runs/20261202-143000-nightly"); // or the path of its report.json
-//   run.cells[0].key.id(); run.requests.at(id); run.have_requests;
+//   const auto& rows = run.requests_of(run.cells[0].key);   // empty when !run.have_requests
 #pragma once
 
 #include <string>

@@ -3,9 +3,9 @@
 // the text summary and the HTML page read it.
 //
 //   RunRecord run = load_run("runs/20261202-143000-nightly");   // run_folder.hpp
-//   for (const Cell& c : run.cells) c.key.id(), c.stages.at(Stage::e2e).p95;
-//   run.requests.at(run.cells[0].key.id())[0].e2e_s;
-//   run.gate->models[0].verdict;
+//   for (const Cell& c : run.cells) std::cout << c.key.id() << ' ' << c.stage(Stage::e2e).p95 << '\n';
+//   double first = run.requests_of(run.cells[0].key)[0].e2e_s;
+//   Verdict v = run.gate->models[0].verdict;
 #pragma once
 
 #include <cstdint>

@@ -7,7 +7,7 @@
 //
 //   Cell cell = make_cell({"fish-s2-pro", Arm::m4a, Phase::cold, 8, 0}, run, after.minus(before), telemetry,
 //                         /*open_loop=*/false, /*batching_active=*/false);
-//   cell.stage(Stage::e2e).p95;
+//   double p95 = cell.stage(Stage::e2e).p95;
 #pragma once
 
 #include "core/service_stats.hpp"

@@ -4,8 +4,8 @@
 // e.g. "workloads/x.json: phases[1].concurrency[0]: must be >= 1".
 //
 //   refenc::profile::Manifest m = refenc::profile::load_manifest("workloads/nightly.json");
-//   for (const auto& model : m.models) model.encoder.scale;
-//   m.phases[0].kind == refenc::profile::Phase::cold;
+//   for (const auto& model : m.models) std::cout << model.name << ": scale " << model.encoder.scale << '\n';
+//   bool cold_first = m.phases[0].kind == refenc::profile::Phase::cold;
 #pragma once
 
 #include <cstdint>

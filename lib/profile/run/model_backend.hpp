@@ -5,10 +5,10 @@
 // encoders' backend lives in encoder_backend.cpp; tests use a fake hook through make_service_handle.
 //
 //   auto handle = make_service_handle(std::make_shared<Service>(hook, opts, tier),
-//                                     [](const WorkItem& w) { return MyRaw{w.reference->id, w.text}; });
+//                                     [](const WorkItem& w) { return w.reference->id + "|" + w.ref_text; });
 //   RequestTrace t;
 //   handle->encode(item, t);      // throws on failure; t is filled by the service
-//   handle->stats().misses;
+//   std::uint64_t misses = handle->stats().misses;
 #pragma once
 
 #include <functional>

@@ -10,7 +10,7 @@
 //
 //   ProfileOptions o{.out_dir = "runs/x"};
 //   ProfileResult r = run_profile(load_manifest("workloads/smoke.json"), my_factory, o);
-//   r.run.gate->exit_code;  // r.run is the typed record written to runs/x
+//   int exit_code = r.run.gate->exit_code;  // r.run is the typed record written to runs/x
 #pragma once
 
 #include <atomic>

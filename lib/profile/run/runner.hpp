@@ -11,7 +11,7 @@
 //
 //   RunOptions o{.concurrency = 8};
 //   RunResult r = run_requests(*handle, items, o, &synth, frame_rate);
-//   r.records[0].e2e_s; r.generator_behind;
+//   bool late = r.generator_behind;  double e2e = r.records[0].e2e_s;
 #pragma once
 
 #include <atomic>

@@ -9,7 +9,7 @@
 //
 //   SynthesisModel synth(spec.synthesis);
 //   SynthesisTiming t = synth.run(ref_seconds * 21.5, synth.text_tokens(text));   // sleeps
-//   t.first_audio_s; t.end_s;
+//   double first = t.first_audio_s, end = t.end_s;
 #pragma once
 
 #include <atomic>

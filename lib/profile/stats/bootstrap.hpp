@@ -6,7 +6,7 @@
 // modulo, so results are identical across platforms and standard libraries.
 //
 //   auto ci = refenc::profile::bootstrap_pair(m4a_e2e, m4b_e2e, p95_reduction, {.resamples = 2000, .seed = 7});
-//   ci.point; ci.lo; ci.hi;
+//   std::cout << ci.point << " [" << ci.lo << ", " << ci.hi << "]\n";
 #pragma once
 
 #include <cstdint>

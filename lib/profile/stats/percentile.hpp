@@ -5,7 +5,7 @@
 // that occurred, and anyone can reproduce it from requests.jsonl with a sort.
 //
 //   std::vector<double> v{0.3, 0.1, 0.2};
-//   refenc::profile::percentile(v, 50);          // 0.2
+//   double p50 = refenc::profile::percentile(v, 50);             // 0.2
 //   refenc::profile::Summary s = refenc::profile::summarize(v);   // count, mean, p50 ... max
 #pragma once
 

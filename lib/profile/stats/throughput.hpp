@@ -5,7 +5,7 @@
 // resamples the requests' E2E latencies and scales the observed throughput by mean E2E / resampled
 // mean E2E (Little's law at fixed concurrency). Indices, quantiles and seeds are bootstrap.hpp's.
 //
-//   ThroughputPool a{.e2e = m4a_e2e, .ok = 100, .wall_s = 16.5}, b{...};
+//   ThroughputPool a{.e2e = m4a_e2e, .ok = 100, .wall_s = 16.5}, b{.e2e = m4b_e2e, .ok = 100, .wall_s = 43.3};
 //   Interval one = throughput_interval(a, {.resamples = 2000, .seed = 7});    // req/s
 //   Interval gain = throughput_change(a, b, {.resamples = 2000, .seed = 7});  // b / a - 1
 #pragma once

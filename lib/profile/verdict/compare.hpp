@@ -7,7 +7,7 @@
 // `threshold` whose interval excludes zero (slower p95 E2E or p95 encode, or lower throughput).
 //
 //   CompareResult c = compare_runs(load_run_with_requests(base), load_run_with_requests(cur), {.threshold = 0.10});
-//   c.regressions > 0 ? compare_exit_regression : 0;
+//   int exit_code = c.regressions > 0 ? compare_exit_regression : 0;
 #pragma once
 
 #include <cstdint>

@@ -21,7 +21,7 @@
 //
 //   RunRecord run = load_run_with_requests("runs/x");
 //   GateReport g = evaluate_gate(run, run.gate_options());
-//   g.exit_code; g.models[0].verdict;
+//   std::cout << format_gate(g);   // render/text_report.hpp; exit with g.exit_code
 #pragma once
 
 #include "profile/record/gate_report.hpp"
