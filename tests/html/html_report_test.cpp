@@ -254,3 +254,16 @@ TEST_CASE("the page's intervals are the gate's: one bootstrap for both", "[html]
     CHECK(keyed_text(html, "tput-ci." + key.label()) == fmt::format("{:.2f} [{:.2f}, {:.2f}]", i.point, i.lo, i.hi));
   }
 }
+
+TEST_CASE("a profiled concurrency level the run lacks shows as MISSING_ARM, naming the cells", "[html]") {
+  RunRecord run = fixture_run();
+  run.manifest.levels[Phase::cold].push_back(16);
+  run.gate = evaluate_gate(run, run.gate_options());
+  REQUIRE(run.gate->models[0].model == "mimi-proxy");
+  CHECK(run.gate->exit_code == gate_exit_missing_arm);
+  std::string html = render_html_report(run);
+  CHECK(html.find("data-model=\"mimi-proxy\" data-verdict=\"MISSING_ARM\"") != std::string::npos);
+  CHECK(visible_text(html).find("m4a at concurrency 16 (mimi-proxy/m4a/cold/c16), m4b at concurrency 16 "
+                                "(mimi-proxy/m4b/cold/c16)") != std::string::npos);
+  CHECK(keyed_text(html, "gate.exit_code") == "12");
+}
