@@ -127,7 +127,7 @@ Manifest parse_manifest(const json& j, const std::string& path) {
   m.name = r.str(j, "", "name", std::nullopt, true);
   m.seed = static_cast<std::uint64_t>(r.integer(j, "", "seed", 1, 0, (1LL << 53)));
   m.repeats = static_cast<int>(r.integer(j, "", "repeats", 1, 1, 100));
-  int default_requests = static_cast<int>(r.integer(j, "", "requests", 32, 1, 100000));
+  int default_requests = static_cast<int>(r.integer(j, "", "requests", PhaseSpec{}.requests, 1, 100000));
   std::vector<int> default_conc = default_concurrency_levels();
   if (const json* c = r.find(j, "concurrency")) default_conc = concurrency_list(r, *c, "concurrency");
 
@@ -143,13 +143,13 @@ Manifest parse_manifest(const json& j, const std::string& path) {
     if (const json* e = r.find(mj, "encoder")) {
       std::string we = Reader::key(w, "encoder");
       r.object(*e, we, {"scale", "dtype", "device", "module", "threads"});
-      ms.encoder.scale = r.str(*e, we, "scale", "tiny", true);
-      ms.encoder.dtype = r.str(*e, we, "dtype", "float32", true);
+      ms.encoder.scale = r.str(*e, we, "scale", ms.encoder.scale, true);
+      ms.encoder.dtype = r.str(*e, we, "dtype", ms.encoder.dtype, true);
       if (ms.encoder.dtype != "float32" && ms.encoder.dtype != "float16" && ms.encoder.dtype != "bfloat16")
         r.fail(Reader::key(we, "dtype"), "must be float32, float16 or bfloat16");
-      ms.encoder.device = r.str(*e, we, "device", "cpu", true);
+      ms.encoder.device = r.str(*e, we, "device", ms.encoder.device, true);
       ms.encoder.module_path = r.str(*e, we, "module", "");
-      ms.encoder.threads = static_cast<int>(r.integer(*e, we, "threads", 0, 0, 1024));
+      ms.encoder.threads = static_cast<int>(r.integer(*e, we, "threads", ms.encoder.threads, 0, 1024));
     }
     const json* s = r.find(mj, "synthesis");
     if (!s) r.fail(Reader::key(w, "synthesis"), "required");
@@ -185,9 +185,9 @@ Manifest parse_manifest(const json& j, const std::string& path) {
       if (!std::filesystem::is_regular_file(p)) r.fail(w, "no such file: " + p.string());
       m.references.clips.push_back(p.lexically_normal().string());
     }
-    m.references.variants = static_cast<int>(r.integer(*rj, "references", "variants", 0, 0, 1000000));
-    m.references.variant_gain_db = r.num(*rj, "references", "variant_gain_db", 0.5, 0, 6, true);
-    m.references.warmup = static_cast<int>(r.integer(*rj, "references", "warmup", 2, 0, 1000));
+    m.references.variants = static_cast<int>(r.integer(*rj, "references", "variants", m.references.variants, 0, 1000000));
+    m.references.variant_gain_db = r.num(*rj, "references", "variant_gain_db", m.references.variant_gain_db, 0, 6, true);
+    m.references.warmup = static_cast<int>(r.integer(*rj, "references", "warmup", m.references.warmup, 0, 1000));
   }
 
   const json& texts = r.array(j, "", "texts", true);
@@ -270,8 +270,8 @@ Manifest parse_manifest(const json& j, const std::string& path) {
   }
   if (const json* c = r.find(j, "cache")) {
     r.object(*c, "cache", {"max_items", "max_bytes"});
-    m.cache.max_items = static_cast<std::size_t>(r.integer(*c, "cache", "max_items", 4096, 1, 1LL << 40));
-    m.cache.max_bytes = static_cast<std::size_t>(r.integer(*c, "cache", "max_bytes", 512LL << 20, 1, 1LL << 50));
+    m.cache.max_items = static_cast<std::size_t>(r.integer(*c, "cache", "max_items", static_cast<std::int64_t>(m.cache.max_items), 1, 1LL << 40));
+    m.cache.max_bytes = static_cast<std::size_t>(r.integer(*c, "cache", "max_bytes", static_cast<std::int64_t>(m.cache.max_bytes), 1, 1LL << 50));
   }
 
   int needed = m.measured_references() + m.references.warmup;
