@@ -197,14 +197,14 @@ TEST_CASE("the comparison page highlights regressions", "[html][compare]") {
   comparison.regressions = 1;
   comparison.baseline_dir = "runs/base<1>";
   comparison.current_dir = "runs/cur";
-  comparison.unmatched = {"mimi-proxy/m4a/warm-disk/c4"};
+  comparison.unmatched = {{"mimi-proxy", Arm::m4a, Phase::warm_disk, 4}};
   comparison.method = "relative change current/baseline - 1; 95% percentile bootstrap over requests, repeats pooled";
   comparison.cells = {
-      {"mimi-proxy/m4a/cold/c4",
+      {{"mimi-proxy", Arm::m4a, Phase::cold, 4},
        {{CompareMetric::p95_e2e, 0.150, 0.190, {0.267, 0.18, 0.35}, true},
         {CompareMetric::throughput, 30.0, 29.0, {-0.033, -0.08, 0.01}, false}},
        true},
-      {"mimi-proxy/m4b/cold/c4", {{CompareMetric::p95_e2e, 0.071, 0.070, {-0.014, -0.05, 0.03}, false}}, false}};
+      {{"mimi-proxy", Arm::m4b, Phase::cold, 4}, {{CompareMetric::p95_e2e, 0.071, 0.070, {-0.014, -0.05, 0.03}, false}}, false}};
   cur.gate->models[0].verdict = Verdict::inconclusive;
   std::string html = render_compare_html(base, cur, comparison);
   CHECK(keyed_text(html, "regressions") == "1");

@@ -150,7 +150,7 @@ TEST_CASE("header examples: record, verdict and render") {
     int exit_code = c.regressions > 0 ? compare_exit_regression : 0;
     CompareResult& result = c;
     for (const CellChange& c : result.cells)
-      for (const MetricChange& m : c.metrics) if (m.regression) std::cout << c.cell << ' ' << to_string(m.metric);
+      for (const MetricChange& m : c.metrics) if (m.regression) std::cout << c.group.label() << ' ' << to_string(m.metric);
     cout << summary_table(run) << format_gate(*run.gate);
     cout << format_compare(c);
     CHECK(exit_code == 0);

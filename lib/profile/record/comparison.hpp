@@ -3,13 +3,14 @@
 // it is a regression.
 //
 //   for (const CellChange& c : result.cells)
-//     for (const MetricChange& m : c.metrics) if (m.regression) std::cout << c.cell << ' ' << to_string(m.metric);
+//     for (const MetricChange& m : c.metrics) if (m.regression) std::cout << c.group.label() << ' ' << to_string(m.metric);
 #pragma once
 
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "profile/record/cell_key.hpp"
 #include "profile/record/run_record.hpp"
 #include "profile/stats/bootstrap.hpp"
 
@@ -29,7 +30,7 @@ struct MetricChange {
 };
 
 struct CellChange {
-  std::string cell;                  ///< The group's label, "model/arm/phase/c8".
+  GroupKey group;                    ///< Repeats pooled; printed as its label, "model/arm/phase/c8".
   std::vector<MetricChange> metrics;
   bool regression = false;
 };
@@ -37,7 +38,7 @@ struct CellChange {
 struct CompareResult {
   double threshold = 0.10;
   std::vector<CellChange> cells;
-  std::vector<std::string> unmatched;  ///< Groups in one run only.
+  std::vector<GroupKey> unmatched;     ///< Groups in one run only.
   int regressions = 0;
   int matched = 0;
   std::string baseline_dir, current_dir;

@@ -156,11 +156,13 @@ json to_json(const CompareResult& r) {
     for (const MetricChange& m : c.metrics)
       metrics[std::string(to_string(m.metric))] = {{"baseline", m.baseline}, {"current", m.current},
                                                    {"change", interval_json(m.change)}, {"regression", m.regression}};
-    cells.push_back({{"cell", c.cell}, {"metrics", metrics}, {"regression", c.regression}});
+    cells.push_back({{"cell", c.group.label()}, {"metrics", metrics}, {"regression", c.regression}});
   }
   RunRecord evidence;
   evidence.models = r.baseline_evidence;
-  return {{"threshold", r.threshold}, {"cells", cells}, {"unmatched", r.unmatched},
+  json unmatched = json::array();
+  for (const GroupKey& u : r.unmatched) unmatched.push_back(u.label());
+  return {{"threshold", r.threshold}, {"cells", cells}, {"unmatched", unmatched},
           {"regressions", r.regressions}, {"matched", r.matched},
           {"baseline", r.baseline_dir}, {"current", r.current_dir},
           {"baseline_evidence", to_json(evidence)["models"]},

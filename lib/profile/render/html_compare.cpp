@@ -69,7 +69,7 @@ std::string render_compare_html(const RunRecord& baseline, const RunRecord& curr
     for (const CellChange& c : comparison.cells)
       for (const MetricChange& m : c.metrics) {
         if (m.metric != mi.metric) continue;
-        chart.rows.push_back({.label = c.cell + (m.regression ? "  REGRESSION" : ""), .point = 100 * m.change.point,
+        chart.rows.push_back({.label = c.group.label() + (m.regression ? "  REGRESSION" : ""), .point = 100 * m.change.point,
                               .lo = 100 * m.change.lo, .hi = 100 * m.change.hi,
                               .colour = m.regression ? svg::palette::vermillion : svg::palette::blue,
                               .highlight = m.regression});
@@ -94,17 +94,17 @@ std::string render_compare_html(const RunRecord& baseline, const RunRecord& curr
       bool tput = m.metric == CompareMetric::throughput;
       double scale = tput ? 1.0 : 1000.0;
       std::string name(to_string(m.metric));
-      os << "<tr" << (m.regression ? " class=\"regression\"" : "") << "><td><code>" << e(c.cell) << "</code></td><td>"
+      os << "<tr" << (m.regression ? " class=\"regression\"" : "") << "><td><code>" << e(c.group.label()) << "</code></td><td>"
          << e(name) << (tput ? " (req/s)" : " (ms)") << "</td><td class=\"n\">" << fixed(scale * m.baseline, 2)
          << "</td><td class=\"n\">" << fixed(scale * m.current, 2) << "</td><td class=\"n\" data-key=\"change."
-         << e(c.cell) << "." << e(name) << "\">" << interval_text(m.change) << "</td><td>"
+         << e(c.group.label()) << "." << e(name) << "\">" << interval_text(m.change) << "</td><td>"
          << (m.regression ? "<span class=\"flag\">REGRESSION</span>" : "") << "</td></tr>\n";
     }
   }
   os << "</tbody></table>\n";
   if (!comparison.unmatched.empty()) {
     os << "<p class=\"warn\">Cells in one run only (not compared):</p><ul>";
-    for (const std::string& u : comparison.unmatched) os << "<li><code>" << e(u) << "</code></li>";
+    for (const GroupKey& u : comparison.unmatched) os << "<li><code>" << e(u.label()) << "</code></li>";
     os << "</ul>\n";
   }
   os << "<p class=\"sub\">Method: " << e(comparison.method) << ".</p></section>\n";

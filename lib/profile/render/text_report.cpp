@@ -89,13 +89,13 @@ std::string format_compare(const CompareResult& r) {
     for (const MetricChange& m : c.metrics) {
       bool tput = m.metric == CompareMetric::throughput;
       double scale = tput ? 1.0 : 1000.0;
-      os << fmt::format("{:<30} {:<18} {:>10.2f} {:>10.2f} {:>+8.1f}% [{:+.1f}, {:+.1f}]  {}\n", c.cell,
+      os << fmt::format("{:<30} {:<18} {:>10.2f} {:>10.2f} {:>+8.1f}% [{:+.1f}, {:+.1f}]  {}\n", c.group.label(),
                         std::string(to_string(m.metric)) + (tput ? " (req/s)" : " (ms)"), scale * m.baseline,
                         scale * m.current, 100 * m.change.point, 100 * m.change.lo, 100 * m.change.hi,
                         m.regression ? "REGRESSION" : "");
     }
   }
-  for (const std::string& u : r.unmatched) os << "unmatched cell (in one run only): " << u << '\n';
+  for (const GroupKey& u : r.unmatched) os << "unmatched cell (in one run only): " << u.label() << '\n';
   os << fmt::format("{} cells compared, {} with a regression beyond {:.0f}%\n", r.matched, r.regressions, 100 * r.threshold);
   return os.str();
 }

@@ -9,7 +9,7 @@
 namespace refenc::profile {
 namespace {
 
-/// Groups by label, so that groups compare in the label's order.
+/// Groups by label, so that groups compare (and print) in the label's order.
 std::map<std::string, CellGroup> by_label(const RunRecord& run) {
   std::map<std::string, CellGroup> out;
   for (auto& [key, g] : group_cells(run)) out.emplace(key.label(), std::move(g));
@@ -26,11 +26,11 @@ CompareResult compare_runs(const RunRecord& baseline, const RunRecord& current, 
   for (const auto& [key, c] : cur) {
     auto bit = base.find(key);
     if (bit == base.end()) {
-      result.unmatched.push_back(key);
+      result.unmatched.push_back(c.key);
       continue;
     }
     const CellGroup& b = bit->second;
-    CellChange change{key, {}, false};
+    CellChange change{c.key, {}, false};
     struct Metric {
       CompareMetric metric;
       Stage stage;
@@ -61,7 +61,7 @@ CompareResult compare_runs(const RunRecord& baseline, const RunRecord& current, 
     result.cells.push_back(std::move(change));
   }
   for (const auto& [key, b] : base)
-    if (!cur.count(key)) result.unmatched.push_back(key);
+    if (!cur.count(key)) result.unmatched.push_back(b.key);
   result.baseline_dir = baseline.dir;
   result.current_dir = current.dir;
   result.baseline_evidence = baseline.models;
