@@ -1,5 +1,7 @@
 #include "profile/record/record_json.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 #include "profile/record/json_fields.hpp"
 
@@ -163,7 +165,9 @@ std::map<Phase, std::vector<int>> manifest_levels(const JsonFields& in, const js
     std::string w = JsonFields::idx("manifest.content.phases", i);
     Phase phase = in.label(phases[i], w, "kind", "", parse_phase);
     const json* c = in.find(phases[i], "concurrency");
-    levels[phase] = c ? list(*c, JsonFields::key(w, "concurrency")) : all;
+    auto& into = levels[phase];
+    for (int level : c ? list(*c, JsonFields::key(w, "concurrency")) : all)
+      if (std::find(into.begin(), into.end(), level) == into.end()) into.push_back(level);
   }
   return levels;
 }

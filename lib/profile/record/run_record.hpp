@@ -121,7 +121,7 @@ struct ManifestSummary {
   std::string name, path, sha256;
   std::uint64_t seed = 1;
   GateSpec gate;
-  std::map<Phase, std::vector<int>> levels;  ///< Profiled concurrency levels per phase.
+  std::map<Phase, std::vector<int>> levels;  ///< Profiled concurrency levels per phase kind, in manifest order.
   nlohmann::json content;                    ///< The manifest file as parsed (kept verbatim).
 };
 

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -111,7 +112,11 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
   run.context = make_context(manifest);
   run.context.libtorch = ask_library(options);
   run.manifest = {manifest.name, manifest.path, manifest.sha256, manifest.seed, manifest.gate, {}, manifest.raw};
-  for (const PhaseSpec& ph : manifest.phases) run.manifest.levels[ph.kind] = ph.concurrency;
+  for (const PhaseSpec& ph : manifest.phases) {
+    auto& levels = run.manifest.levels[ph.kind];
+    for (int c : ph.concurrency)
+      if (std::find(levels.begin(), levels.end(), c) == levels.end()) levels.push_back(c);
+  }
   run.have_requests = true;
 
   // Count the cells for progress.
