@@ -15,6 +15,7 @@
 
 namespace refenc::profile {
 
+/// The cells of one model/arm/phase/concurrency and their requests.
 struct CellGroup {
   GroupKey key;
   std::vector<const Cell*> cells;              ///< In report order.

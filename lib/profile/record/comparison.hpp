@@ -22,6 +22,7 @@ enum class CompareMetric { p50_preprocessing, p95_e2e, p95_encode, throughput };
 /// "p50_preprocessing", "p95_e2e", "p95_encode", "throughput".
 std::string_view to_string(CompareMetric m) noexcept;
 
+/// One metric of one group.
 struct MetricChange {
   CompareMetric metric = CompareMetric::p95_e2e;
   double baseline = 0, current = 0;  ///< Seconds, or req/s for throughput.
@@ -29,12 +30,14 @@ struct MetricChange {
   bool regression = false;
 };
 
+/// Every metric of one matched group.
 struct CellChange {
   GroupKey group;                    ///< Repeats pooled; printed as its label, "model/arm/phase/c8".
   std::vector<MetricChange> metrics;
   bool regression = false;
 };
 
+/// The comparison of two runs.
 struct CompareResult {
   double threshold = 0.10;
   std::vector<CellChange> cells;

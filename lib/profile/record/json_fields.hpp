@@ -16,6 +16,7 @@
 
 namespace refenc::profile {
 
+/// Reads fields of one JSON document, naming it and the field in every error.
 class JsonFields {
  public:
   explicit JsonFields(std::string file) : file_(std::move(file)) {}

@@ -13,6 +13,7 @@
 
 namespace refenc::profile {
 
+/// One request: its reference, its stages in seconds, its outcome.
 struct RequestRecord {
   std::size_t index = 0;
   std::string reference;         ///< Reference id.

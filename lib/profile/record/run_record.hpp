@@ -118,13 +118,14 @@ struct RunContext {
 
 /// The manifest as the run recorded it.
 struct ManifestSummary {
-  std::string name, path, sha256;
-  std::uint64_t seed = 1;
-  GateSpec gate;
+  std::string name, path, sha256;  ///< The manifest's name, the path it was read from, its file's SHA-256.
+  std::uint64_t seed = 1;          ///< Seeds reference variants, open-loop schedules and the gate's bootstrap.
+  GateSpec gate;                   ///< The gate's thresholds and bootstrap settings.
   std::map<Phase, std::vector<int>> levels;  ///< Profiled concurrency levels per phase kind, in manifest order.
   nlohmann::json content;                    ///< The manifest file as parsed (kept verbatim).
 };
 
+/// A whole run: what report.json holds, with the raw requests of requests.jsonl.
 struct RunRecord {
   std::string dir;                 ///< The folder it was loaded from or written to.
   int schema_version = report_schema_version;

@@ -9,6 +9,7 @@
 
 namespace refenc::profile {
 
+/// CPU use while a cell ran, from /proc.
 struct CpuSummary {
   bool available = false;
   std::string reason;            ///< Why not available.
@@ -19,6 +20,7 @@ struct CpuSummary {
   int cores = 0;
 };
 
+/// GPU 0 while a cell ran, from NVML.
 struct GpuSummary {
   bool available = false;
   std::string reason;            ///< Why not available (no library, no device, NVML error).
@@ -28,6 +30,7 @@ struct GpuSummary {
   int samples = 0;
 };
 
+/// Both, per cell.
 struct TelemetrySummary {
   CpuSummary cpu;
   GpuSummary gpu;

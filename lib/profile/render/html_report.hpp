@@ -18,6 +18,7 @@
 
 namespace refenc::profile {
 
+/// Title and throughput-bootstrap settings of a page.
 struct HtmlReportOptions {
   std::string title;                    ///< Page title; "refenc profile: <manifest name>" when empty.
   int resamples = 0;                    ///< Throughput bootstrap resamples; 0: the run's gate setting.

@@ -23,6 +23,7 @@
 
 namespace refenc::profile {
 
+/// Where and how a profile runs.
 struct ProfileOptions {
   std::string out_dir;                      ///< Run folder to write (required).
   const std::atomic<bool>* stop = nullptr;  ///< Ctrl-C / SIGTERM flag.
@@ -34,6 +35,7 @@ struct ProfileOptions {
   std::function<LibraryContext()> library_context;
 };
 
+/// What a profile produced.
 struct ProfileResult {
   RunRecord run;             ///< The record written (with its raw requests and the gate).
   bool interrupted = false;
