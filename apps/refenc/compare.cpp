@@ -4,9 +4,12 @@
 
 #include "command.hpp"
 #include "core/error.hpp"
-#include "profile/compare.hpp"
-#include "profile/html_report.hpp"
-#include "profile/run_report.hpp"
+#include "profile/record/record_json.hpp"
+#include "profile/record/run_folder.hpp"
+#include "profile/render/html_report.hpp"
+#include "profile/render/text_report.hpp"
+#include "profile/verdict/compare.hpp"
+#include "util/atomic_file.hpp"
 
 namespace {
 
@@ -20,11 +23,11 @@ struct Options {
 int run(const Options& o) {
   using namespace refenc::profile;
   if (!(o.threshold > 0)) throw refenc::Error(refenc::ErrorKind::bad_input, "--threshold: must be > 0");
-  LoadedRun base = load_run(o.baseline), cur = load_run(o.current);
+  RunRecord base = load_run_with_requests(o.baseline), cur = load_run_with_requests(o.current);
   CompareResult r = compare_runs(base, cur, {.threshold = o.threshold});
-  if (!o.html.empty()) write_file_atomic(o.html, render_compare_html(base.report, cur.report, r.json));
-  if (o.json) std::cout << r.json.dump(2) << '\n';
-  else std::cout << format_compare(r, o.threshold);
+  if (!o.html.empty()) refenc::write_file_atomic(o.html, render_compare_html(base, cur, r));
+  if (o.json) std::cout << to_json(r).dump(2) << '\n';
+  else std::cout << format_compare(r);
   return r.regressions > 0 ? compare_exit_regression : 0;
 }
 

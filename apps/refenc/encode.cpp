@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
-#include "profile/run_report.hpp"
+#include "util/atomic_file.hpp"
 #include "core/error.hpp"
 #include "encoders/encoder_hook.hpp"
 #include "store/disk_tier.hpp"
@@ -128,10 +128,10 @@ int run(const EncodeOptions& o) {
                     {"total_s", seconds_between(trace.start, trace.end)}});
     key = trace.key;
   }
-  if (format == OutFormat::json) profile::write_file_atomic(o.out, artifact_json(artifact).dump() + "\n");
+  if (format == OutFormat::json) write_file_atomic(o.out, artifact_json(artifact).dump() + "\n");
   if (format == OutFormat::pt) {  // the disk entry's bytes: torch.load(weights_only=True) opens it
     const std::vector<char> entry = store::encode_entry(key ? key->canonical() : std::string(), hook->store_artifact(artifact));
-    profile::write_file_atomic(o.out, std::string(entry.begin(), entry.end()));
+    write_file_atomic(o.out, std::string(entry.begin(), entry.end()));
   }
 
   nlohmann::json j;

@@ -4,9 +4,10 @@
 
 #include "command.hpp"
 #include "core/error.hpp"
-#include "profile/gate.hpp"
-#include "profile/run_report.hpp"
-#include "profile/schema_validator.hpp"
+#include "profile/record/record_json.hpp"
+#include "profile/record/run_folder.hpp"
+#include "profile/render/text_report.hpp"
+#include "profile/verdict/gate.hpp"
 
 namespace {
 
@@ -18,24 +19,21 @@ struct Options {
 
 int run(const Options& o) {
   using namespace refenc::profile;
-  LoadedRun run = load_run(o.report);
-  nlohmann::json schema;
+  std::vector<std::string> errors;
   try {
-    schema = load_report_schema(o.schema);
+    errors = validate_report_file(o.report, o.schema);
   } catch (const refenc::Error& e) {
-    if (!o.schema.empty()) throw;
+    if (!o.schema.empty() || e.kind() != refenc::ErrorKind::io) throw;
     std::cerr << "refenc: warning: report not validated: " << e.what() << '\n';
   }
-  if (!schema.is_null()) {
-    auto errors = validate_schema(schema, run.report);
-    if (!errors.empty())
-      throw refenc::Error(refenc::ErrorKind::bad_input, o.report + ": report does not match its schema: " + errors[0] +
-                                                            (errors.size() > 1 ? " (and " + std::to_string(errors.size() - 1) + " more)" : ""));
-  }
-  GateResult g = evaluate_gate(run.report, run.requests, gate_options_from_report(run.report));
-  if (o.json) std::cout << g.json.dump(2) << '\n';
-  else std::cout << format_gate(g.json);
-  if (run.report.value("status", "") == "interrupted")
+  if (!errors.empty())
+    throw refenc::Error(refenc::ErrorKind::bad_input, o.report + ": report does not match its schema: " + errors[0] +
+                                                          (errors.size() > 1 ? " (and " + std::to_string(errors.size() - 1) + " more)" : ""));
+  RunRecord run = load_run_with_requests(o.report);
+  GateReport g = evaluate_gate(run, run.gate_options());
+  if (o.json) std::cout << to_json(g).dump(2) << '\n';
+  else std::cout << format_gate(g);
+  if (run.status == "interrupted")
     std::cerr << "refenc: warning: " << o.report << " is a partial (interrupted) report\n";
   return g.exit_code;
 }

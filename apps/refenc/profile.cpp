@@ -8,12 +8,11 @@
 #include <memory>
 
 #include "command.hpp"
-#include "profile/encoder_backend.hpp"
-#include "profile/gate.hpp"
-#include "profile/html_report.hpp"
-#include "profile/manifest.hpp"
-#include "profile/profiler.hpp"
-#include "profile/run_report.hpp"
+#include "encoder_backend.hpp"
+#include "profile/render/html_report.hpp"
+#include "profile/render/text_report.hpp"
+#include "profile/run/manifest.hpp"
+#include "profile/run/profiler.hpp"
 
 namespace {
 
@@ -48,11 +47,11 @@ int run(const Options& o) {
   po.out_dir = out;
   po.stop = &g_stop;
   po.progress = !o.no_progress;
+  po.library_context = torch_library_context;
   ProfileResult r = run_profile(m, encoder_backend_factory(), po);
-  std::cout << summary_table(r.report) << '\n';
-  for (const auto& s : r.report["skipped"])
-    std::cout << "skipped " << s.value("model", "") << " " << s.value("arm", "") << ": " << s.value("reason", "") << '\n';
-  std::cout << format_gate(r.report["gate"]);
+  std::cout << summary_table(r.run) << '\n';
+  for (const SkippedArm& s : r.run.skipped) std::cout << "skipped " << s.model << " " << to_string(s.arm) << ": " << s.reason << '\n';
+  std::cout << format_gate(*r.run.gate);
   // The page is a view of report.json: its failure is a warning and never changes the gate's exit code.
   try {
     std::cout << "html report: " << write_html_report(r.dir) << '\n';
@@ -64,7 +63,7 @@ int run(const Options& o) {
     std::cerr << "refenc: interrupted: partial report written to " << r.dir << '\n';
     return 130;
   }
-  return r.gate.exit_code;
+  return r.run.gate->exit_code;
 }
 
 refenc::cli::Registration reg{

@@ -4,7 +4,7 @@
 
 #include "command.hpp"
 #include "core/error.hpp"
-#include "profile/html_report.hpp"
+#include "profile/render/html_report.hpp"
 
 namespace {
 

@@ -111,6 +111,33 @@ expect 2 "manifest: unknown scale" profile "$work/bad-scale.json" --out "$work/r
 expect 2 "manifest: missing file" profile "$work/absent.json" --out "$work/run7"
 expect 2 "gate: not a report" gate "$work/array.json"
 
+# A run that lost a profiled concurrency level of an eligible model: MISSING_ARM (exit 12) naming the
+# missing cells, never a verdict from the levels that remain.
+python3 - "$(dirname "$0")/../../reports/baseline" "$work/lost-c16" <<'PY'
+import json, os, sys
+src, dst = sys.argv[1], sys.argv[2]
+os.makedirs(dst)
+lost = lambda model, phase, conc: model == "fish-s2-pro" and phase == "cold" and conc == 16
+r = json.load(open(src + "/report.json"))
+r["cells"] = [c for c in r["cells"] if not lost(c["model"], c["phase"], c["concurrency"])]
+json.dump(r, open(dst + "/report.json", "w"))
+with open(dst + "/requests.jsonl", "w") as out:
+    for line in open(src + "/requests.jsonl"):
+        if not json.loads(line)["cell"].startswith(("fish-s2-pro/m4a/cold/c16/", "fish-s2-pro/m4b/cold/c16/")):
+            out.write(line)
+PY
+"$refenc" gate "$work/lost-c16" >"$work/out" 2>"$work/err"
+rc=$?
+if [[ $rc -eq 12 && ! -s "$work/err" ]] && grep -q 'fish-s2-pro *MISSING_ARM' "$work/out" &&
+    grep -q 'fish-s2-pro/m4a/cold/c16' "$work/out" && grep -q 'fish-s2-pro/m4b/cold/c16' "$work/out"; then
+  passed=$((passed + 1))
+  printf 'ok   %-34s exit %d  names fish-s2-pro/m4a/cold/c16 and m4b\n' "gate: a profiled level lost" "$rc"
+else
+  failed=$((failed + 1))
+  printf 'FAIL %-34s exit %d (want 12)\n' "gate: a profiled level lost" "$rc"
+  sed 's/^/     | /' "$work/out" "$work/err" | head -8
+fi
+
 # A header that announces more data than the file holds (as streamed recordings do) decodes what is
 # there, without allocating what the header claims.
 if /usr/bin/time -f '%M' -o "$work/rss" "$refenc" encode "$work/huge-header.wav" --model moss-tts-local \

@@ -9,7 +9,8 @@
 #include <iostream>
 #include <sstream>
 
-#include "profile/html_report.hpp"
+#include "profile/record/run_folder.hpp"
+#include "profile/render/html_report.hpp"
 #include "test_support.hpp"
 
 using namespace refenc::profile;
@@ -117,16 +118,18 @@ TEST_CASE("the comparison page renders in headless Chromium", "[html][browser][c
   }
   fs::path artifacts = REFENC_HTML_ARTIFACTS;
   fs::create_directories(artifacts);
-  json report = fixture_report();
-  json comparison{{"threshold", 0.1}, {"matched", 1}, {"regressions", 1}, {"baseline", "base"}, {"current", "cur"},
-                  {"unmatched", json::array()}, {"method", "fixture"},
-                  {"cells", {{{"cell", "mimi-proxy/m4a/cold/c4"}, {"regression", true},
-                              {"metrics", {{"p95_e2e", {{"baseline", 0.15}, {"current", 0.19},
-                                                        {"change", {{"point", 0.267}, {"lo", 0.18}, {"hi", 0.35}}},
-                                                        {"regression", true}}}}}}}}};
+  RunRecord run = load_run(fixture_run_dir());
+  CompareResult comparison;
+  comparison.threshold = 0.1;
+  comparison.matched = 1;
+  comparison.regressions = 1;
+  comparison.baseline_dir = "base";
+  comparison.current_dir = "cur";
+  comparison.method = "fixture";
+  comparison.cells = {{{"mimi-proxy", Arm::m4a, Phase::cold, 4}, {{CompareMetric::p95_e2e, 0.15, 0.19, {0.267, 0.18, 0.35}, true}}, true}};
   fs::path page = artifacts / "compare.html";
   {
-    std::ofstream(page) << render_compare_html(report, report, comparison);
+    std::ofstream(page) << render_compare_html(run, run, comparison);
   }
   check_page_in_browser(page, artifacts / "compare.png", artifacts, [&](const std::string& dom) {
     CHECK(keyed_text(dom, "regressions") == "1");

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "profile/svg_chart.hpp"
+#include "profile/render/svg_chart.hpp"
 
 using namespace refenc::profile;
 

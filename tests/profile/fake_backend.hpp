@@ -11,7 +11,7 @@
 
 #include "core/reference_encode_service.hpp"
 #include "core/sha256.hpp"
-#include "profile/model_backend.hpp"
+#include "profile/run/model_backend.hpp"
 
 namespace refenc::profile::testing {
 
@@ -72,11 +72,11 @@ inline std::string fake_raw(const WorkItem& w) { return (w.reference ? w.referen
 
 class FakeBackend : public ModelBackend {
  public:
-  explicit FakeBackend(ModelInfo info, bool batch) : info_(std::move(info)) {
+  explicit FakeBackend(ModelEntry info, bool batch) : info_(std::move(info)) {
     hook = std::make_shared<FakeHook>();
     hook->batch = batch;
   }
-  const ModelInfo& info() const override { return info_; }
+  const ModelEntry& info() const override { return info_; }
   std::unique_ptr<ServiceHandle> make_service(const ArmSpec& arm, const CacheSpec& cache,
                                               const std::string& tier_root) override {
     std::shared_ptr<FakeTier> tier;
@@ -98,17 +98,17 @@ class FakeBackend : public ModelBackend {
   std::map<std::string, std::shared_ptr<FakeTier>> tiers;
 
  private:
-  ModelInfo info_;
+  ModelEntry info_;
 };
 
-inline ModelInfo fake_info(const std::string& name, bool batch, bool internal = false) {
-  ModelInfo i;
+inline ModelEntry fake_info(const std::string& name, bool batch, bool internal = false) {
+  ModelEntry i;
   i.name = name;
   i.sample_rate = 24000;
   i.frame_rate = 12.5;
   i.can_encode_batch = batch;
   i.has_internal_batching = internal;
-  i.evidence = "fake hook (tests)";
+  i.evidence_grade = "fake hook (tests)";
   i.scale = "fake";
   return i;
 }

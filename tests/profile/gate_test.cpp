@@ -1,18 +1,22 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <fstream>
 #include <random>
 
-#include "profile/compare.hpp"
-#include "profile/gate.hpp"
-#include "profile/percentile.hpp"
+#include "profile/record/record_json.hpp"
+#include "profile/record/run_folder.hpp"
+#include "profile/render/text_report.hpp"
+#include "profile/stats/percentile.hpp"
+#include "profile/verdict/compare.hpp"
+#include "profile/verdict/gate.hpp"
 
 using namespace refenc::profile;
-using nlohmann::json;
 
 namespace {
 
 /// Synthetic cold cell data: n requests with E2E = scale * (1 + spread * u), split into stages by share.
-struct Arm {
+struct ArmShape {
   double scale = 1.0;
   double spread = 0.2;
   double wall = 10.0;
@@ -21,19 +25,23 @@ struct Arm {
 };
 
 struct Fixture {
-  json report = json{{"models", json::array()}, {"cells", json::array()}};
-  std::map<std::string, std::vector<RequestRecord>> requests;
+  RunRecord run;
 
+  Fixture() { run.have_requests = true; }
   void model(const std::string& name, bool eligible, const std::string& reason = "test") {
-    report["models"].push_back({{"name", name}, {"evidence_grade", "fake hook"},
-                                {"eligibility", {{"eligible", eligible}, {"reason", reason}}}});
+    ModelEntry m;
+    m.name = name;
+    m.evidence_grade = "fake hook";
+    m.eligibility = {eligible, reason};
+    run.models.push_back(m);
   }
-  void cell(const std::string& model, const std::string& arm, int conc, const Arm& a, int n = 64, std::uint64_t seed = 1) {
-    std::string id = model + "/" + arm + "/cold/c" + std::to_string(conc) + "/r0";
-    report["cells"].push_back({{"id", id}, {"model", model}, {"arm", arm}, {"phase", "cold"}, {"concurrency", conc},
-                               {"wall_s", a.wall}});
+  void cell(const std::string& model, Arm arm, int conc, const ArmShape& a, int n = 64, std::uint64_t seed = 1) {
+    Cell c;
+    c.key = {model, arm, Phase::cold, conc, 0};
+    c.wall_s = a.wall;
+    run.cells.push_back(c);
     std::mt19937_64 g(seed);
-    auto& v = requests[id];
+    auto& v = run.requests[c.key.id()];
     for (int i = 0; i < n; ++i) {
       RequestRecord r;
       r.index = static_cast<std::size_t>(i);
@@ -46,11 +54,11 @@ struct Fixture {
       v.push_back(r);
     }
   }
-  GateResult gate() {
+  GateReport gate() {
     GateOptions o;
-    o.resamples = 1000;
+    o.spec.bootstrap_resamples = 1000;
     o.seed = 5;
-    return evaluate_gate(report, requests, o);
+    return evaluate_gate(run, o);
   }
 };
 
@@ -60,64 +68,65 @@ TEST_CASE("gate: GO when M4b clears a threshold with its interval at every concu
   Fixture f;
   f.model("m", true);
   for (int c : {8, 16}) {
-    f.cell("m", "m4a", c, {.scale = 1.0});
-    f.cell("m", "m4b", c, {.scale = 0.6, .wall = 6.0}, 64, 2);
+    f.cell("m", Arm::m4a, c, {.scale = 1.0});
+    f.cell("m", Arm::m4b, c, {.scale = 0.6, .wall = 6.0}, 64, 2);
   }
-  GateResult g = f.gate();
-  CHECK(g.json["models"][0]["verdict"] == "GO");
+  GateReport g = f.gate();
+  CHECK(g.models[0].verdict == Verdict::go);
   CHECK(g.exit_code == 0);
-  const json& c8 = g.json["models"][0]["concurrency"][0];
-  CHECK(c8["encode_is_top"] == true);
-  CHECK(c8["p95_e2e_reduction"]["lo"].get<double>() >= 0.15);
-  CHECK(c8["stage_shares_m4a"]["encode"].get<double>() == Approx(0.7));
-  CHECK(c8["throughput_gain"]["point"].get<double>() == Approx(10.0 / 6.0 - 1.0));
-  CHECK_FALSE(format_gate(g.json).empty());
+  const LevelResult& c8 = g.models[0].levels[0];
+  CHECK(c8.top_stage == Stage::encode);
+  CHECK(c8.p95_e2e_reduction.lo >= 0.15);
+  CHECK(c8.shares_m4a.encode == Approx(0.7));
+  CHECK(c8.throughput_gain.point == Approx(10.0 / 6.0 - 1.0));
+  CHECK_FALSE(format_gate(g).empty());
 }
 
 TEST_CASE("gate: NO-GO when M4b gains too little, or when encode is not the top stage") {
   Fixture f;
   f.model("m", true);
-  f.cell("m", "m4a", 8, {});
-  f.cell("m", "m4b", 8, {.scale = 0.97, .wall = 9.8}, 64, 2);
-  GateResult g = f.gate();
-  CHECK(g.json["models"][0]["verdict"] == "NO-GO");
+  f.cell("m", Arm::m4a, 8, {});
+  f.cell("m", Arm::m4b, 8, {.scale = 0.97, .wall = 9.8}, 64, 2);
+  GateReport g = f.gate();
+  CHECK(g.models[0].verdict == Verdict::no_go);
   CHECK(g.exit_code == gate_exit_no_go);
 
   Fixture s;
   s.model("m", true);
-  s.cell("m", "m4a", 8, {.encode_share = 0.2, .synth_share = 0.7});
-  s.cell("m", "m4b", 8, {.scale = 0.5, .wall = 5, .encode_share = 0.2, .synth_share = 0.7}, 64, 2);
+  s.cell("m", Arm::m4a, 8, {.encode_share = 0.2, .synth_share = 0.7});
+  s.cell("m", Arm::m4b, 8, {.scale = 0.5, .wall = 5, .encode_share = 0.2, .synth_share = 0.7}, 64, 2);
   g = s.gate();
-  CHECK(g.json["models"][0]["verdict"] == "NO-GO");
-  CHECK(g.json["models"][0]["concurrency"][0]["top_stage"] == "synthesis");
-  CHECK(g.json["models"][0]["reason"].get<std::string>().find("not the top stage") != std::string::npos);
+  CHECK(g.models[0].verdict == Verdict::no_go);
+  CHECK(g.models[0].levels[0].top_stage == Stage::synthesis_end);
+  CHECK(to_json(g)["models"][0]["concurrency"][0]["top_stage"] == "synthesis");
+  CHECK(g.models[0].reason.find("not the top stage") != std::string::npos);
 }
 
 TEST_CASE("gate: INCONCLUSIVE when only the point estimate clears the threshold") {
   Fixture f;
   f.model("m", true);
   // Wide spread and few requests: a 17% point reduction whose interval reaches well below 15%.
-  f.cell("m", "m4a", 8, {.scale = 1.0, .spread = 1.5}, 24, 3);
-  f.cell("m", "m4b", 8, {.scale = 0.83, .spread = 1.5, .wall = 9.5}, 24, 3);
-  GateResult g = f.gate();
-  const json& c = g.json["models"][0]["concurrency"][0];
-  CHECK(c["p95_e2e_reduction"]["point"].get<double>() == Approx(0.17));
-  CHECK(c["p95_e2e_reduction"]["lo"].get<double>() < 0.15);
-  CHECK(g.json["models"][0]["verdict"] == "INCONCLUSIVE");
+  f.cell("m", Arm::m4a, 8, {.scale = 1.0, .spread = 1.5}, 24, 3);
+  f.cell("m", Arm::m4b, 8, {.scale = 0.83, .spread = 1.5, .wall = 9.5}, 24, 3);
+  GateReport g = f.gate();
+  const LevelResult& c = g.models[0].levels[0];
+  CHECK(c.p95_e2e_reduction.point == Approx(0.17));
+  CHECK(c.p95_e2e_reduction.lo < 0.15);
+  CHECK(g.models[0].verdict == Verdict::inconclusive);
   CHECK(g.exit_code == gate_exit_inconclusive);
 }
 
 TEST_CASE("gate: NOT_APPLICABLE with the reason, and MISSING_ARM") {
   Fixture f;
   f.model("qwen", false, "no safe batch primitive");
-  f.cell("qwen", "m4a", 8, {});
+  f.cell("qwen", Arm::m4a, 8, {});
   f.model("fish", true);
-  f.cell("fish", "m4a", 8, {});
-  GateResult g = f.gate();
-  CHECK(g.json["models"][0]["verdict"] == "NOT_APPLICABLE");
-  CHECK(g.json["models"][0]["reason"] == "no safe batch primitive");
-  CHECK(g.json["models"][1]["verdict"] == "MISSING_ARM");
-  CHECK(g.json["models"][1]["reason"].get<std::string>().find("m4b at concurrency 8") != std::string::npos);
+  f.cell("fish", Arm::m4a, 8, {});
+  GateReport g = f.gate();
+  CHECK(g.models[0].verdict == Verdict::not_applicable);
+  CHECK(g.models[0].reason == "no safe batch primitive");
+  CHECK(g.models[1].verdict == Verdict::missing_arm);
+  CHECK(g.models[1].reason.find("m4b at concurrency 8") != std::string::npos);
   CHECK(g.exit_code == gate_exit_missing_arm);
 
   Fixture only_na;
@@ -125,20 +134,61 @@ TEST_CASE("gate: NOT_APPLICABLE with the reason, and MISSING_ARM") {
   CHECK(only_na.gate().exit_code == 0);
 }
 
+TEST_CASE("gate: a concurrency level the manifest profiles but the run lacks is MISSING_ARM, not a verdict from the rest") {
+  Fixture f;
+  f.model("fish", true);
+  f.run.manifest.levels[Phase::cold] = {8, 16};
+  f.cell("fish", Arm::m4a, 8, {});
+  f.cell("fish", Arm::m4b, 8, {.scale = 0.97, .wall = 9.8}, 64, 2);  // NO-GO at c8 alone
+  GateReport g = f.gate();
+  CHECK(g.models[0].verdict == Verdict::missing_arm);
+  CHECK(g.exit_code == gate_exit_missing_arm);
+  CHECK(g.models[0].reason.find("m4a at concurrency 16 (fish/m4a/cold/c16)") != std::string::npos);
+  CHECK(g.models[0].reason.find("m4b at concurrency 16 (fish/m4b/cold/c16)") != std::string::npos);
+  CHECK(format_gate(g).find("MISSING_ARM") != std::string::npos);
+}
+
+TEST_CASE("gate: reports/baseline without fish-s2-pro's cold c16 cells is MISSING_ARM (exit 12), naming them") {
+  RunRecord run = load_run_with_requests(std::string(REFENC_SOURCE_DIR) + "/reports/baseline");
+  GateReport full = evaluate_gate(run, run.gate_options());
+  CHECK(full.exit_code == gate_exit_no_go);
+  std::erase_if(run.cells, [](const Cell& c) {
+    return c.key.model == "fish-s2-pro" && c.key.phase == Phase::cold && c.key.concurrency == 16;
+  });
+  GateReport g = evaluate_gate(run, run.gate_options());
+  CHECK(g.exit_code == gate_exit_missing_arm);
+  REQUIRE(g.models[0].model == "fish-s2-pro");
+  CHECK(g.models[0].verdict == Verdict::missing_arm);
+  CHECK(g.models[0].reason ==
+        "no cold-cache data for m4a at concurrency 16 (fish-s2-pro/m4a/cold/c16), m4b at concurrency 16 "
+        "(fish-s2-pro/m4b/cold/c16)");
+}
+
+TEST_CASE("the baseline report reads back into the same JSON, and its gate into the same verdicts") {
+  std::string dir = std::string(REFENC_SOURCE_DIR) + "/reports/baseline";
+  std::ifstream in(dir + "/report.json");
+  nlohmann::json raw = nlohmann::json::parse(in);
+  RunRecord run = load_run_with_requests(dir);
+  CHECK(to_json(run) == raw);
+  REQUIRE(run.gate);
+  CHECK(to_json(evaluate_gate(run, run.gate_options())) == raw["gate"]);
+  CHECK(run.manifest.levels.at(Phase::cold) == std::vector<int>{8, 16});
+}
+
 TEST_CASE("compare flags a significant slowdown and nothing against itself") {
   Fixture base;
   base.model("m", true);
-  base.cell("m", "m4a", 8, {.scale = 1.0});
+  base.cell("m", Arm::m4a, 8, {.scale = 1.0});
   Fixture slow;
   slow.model("m", true);
-  slow.cell("m", "m4a", 8, {.scale = 1.5, .wall = 15}, 64, 9);
-  LoadedRun b{"base", base.report, base.requests}, s{"slow", slow.report, slow.requests};
-  CompareResult same = compare_runs(b, b, {});
+  slow.cell("m", Arm::m4a, 8, {.scale = 1.5, .wall = 15}, 64, 9);
+  CompareResult same = compare_runs(base.run, base.run, {});
   CHECK(same.matched == 1);
   CHECK(same.regressions == 0);
-  CompareResult worse = compare_runs(b, s, {.threshold = 0.10});
+  CompareResult worse = compare_runs(base.run, slow.run, {.threshold = 0.10});
   CHECK(worse.regressions == 1);
-  CHECK(worse.json["cells"][0]["metrics"]["p95_e2e"]["regression"] == true);
-  CHECK(worse.json["cells"][0]["metrics"]["throughput"]["regression"] == true);
-  CHECK(format_compare(worse, 0.10).find("REGRESSION") != std::string::npos);
+  nlohmann::json j = to_json(worse);
+  CHECK(j["cells"][0]["metrics"]["p95_e2e"]["regression"] == true);
+  CHECK(j["cells"][0]["metrics"]["throughput"]["regression"] == true);
+  CHECK(format_compare(worse).find("REGRESSION") != std::string::npos);
 }

@@ -3,8 +3,8 @@
 #include <filesystem>
 
 #include "core/error.hpp"
-#include "profile/manifest.hpp"
-#include "profile/reference_set.hpp"
+#include "profile/run/manifest.hpp"
+#include "profile/run/reference_set.hpp"
 
 using namespace refenc::profile;
 using nlohmann::json;

@@ -4,10 +4,12 @@
 #include <fstream>
 
 #include "fake_backend.hpp"
-#include "profile/manifest.hpp"
-#include "profile/profiler.hpp"
-#include "profile/run_report.hpp"
-#include "profile/schema_validator.hpp"
+#include "profile/record/record_json.hpp"
+#include "profile/record/run_folder.hpp"
+#include "profile/record/schema_validator.hpp"
+#include "profile/run/manifest.hpp"
+#include "profile/run/profiler.hpp"
+#include "profile/verdict/gate.hpp"
 
 using namespace refenc::profile;
 using namespace refenc::profile::testing;
@@ -51,7 +53,7 @@ TEST_CASE("a profile over fake hooks: counts per phase, skipped arms, a schema-v
   };
   std::string dir = temp_dir();
   ProfileResult r = run_profile(m, factory, {.out_dir = dir, .sleep_synthesis = false});
-  const json& rep = r.report;
+  const json rep = to_json(r.run);
   CHECK(rep["status"] == "complete");
   // batcher: 3 phases x 2 concurrencies x 2 arms; single: m4b skipped.
   CHECK(rep["cells"].size() == 12 + 6);
@@ -84,9 +86,8 @@ TEST_CASE("a profile over fake hooks: counts per phase, skipped arms, a schema-v
   CHECK((verdict == "GO" || verdict == "NO-GO" || verdict == "INCONCLUSIVE"));
 
   // The folder: report.json valid against the schema, requests.jsonl with every request.
-  auto schema = load_report_schema();
-  LoadedRun run = load_run(dir);
-  auto errors = validate_schema(schema, run.report);
+  auto errors = validate_report_file(dir);
+  RunRecord run = load_run_with_requests(dir);
   for (const auto& e : errors) UNSCOPED_INFO(e);
   CHECK(errors.empty());
   std::size_t lines = 0;
@@ -94,11 +95,14 @@ TEST_CASE("a profile over fake hooks: counts per phase, skipped arms, a schema-v
   CHECK(lines == 2 * (8 + 12 + 6) * 2 + (8 + 12 + 6) * 2);
   CHECK(std::filesystem::exists(dir + "/summary.md"));
   // Recomputing the gate from the written folder gives the same verdicts.
-  GateResult again = evaluate_gate(run.report, run.requests, gate_options_from_report(run.report));
-  CHECK(again.json["models"] == rep["gate"]["models"]);
+  GateReport again = evaluate_gate(run, run.gate_options());
+  CHECK(to_json(again)["models"] == rep["gate"]["models"]);
+  CHECK(to_json(run) == rep);
 
   // The validator catches a broken report and names the field.
-  json broken = run.report;
+  std::ifstream schema_in(std::string(REFENC_SOURCE_DIR) + "/reports/report.schema.json");
+  json schema = json::parse(schema_in);
+  json broken = rep;
   broken["cells"][0]["stages"]["e2e"]["p95"] = "fast";
   broken["cells"][1].erase("count");
   errors = validate_schema(schema, broken);
@@ -119,8 +123,9 @@ TEST_CASE("a stop request writes a partial report marked interrupted") {
   std::string dir = temp_dir() + "-stop";
   ProfileResult r = run_profile(m, factory, {.out_dir = dir, .stop = &stop, .sleep_synthesis = false});
   CHECK(r.interrupted);
-  CHECK(r.report["status"] == "interrupted");
-  CHECK(r.report["cells"].size() == 12);
-  CHECK(validate_schema(load_report_schema(), r.report).empty());
+  CHECK(r.run.status == "interrupted");
+  CHECK(r.run.cells.size() == 12);
+  CHECK(validate_report(r.run).empty());
+  CHECK(validate_report_file(dir).empty());
   std::filesystem::remove_all(dir);
 }

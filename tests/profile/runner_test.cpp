@@ -3,8 +3,8 @@
 #include <thread>
 
 #include "fake_backend.hpp"
-#include "profile/cell_metrics.hpp"
-#include "profile/runner.hpp"
+#include "profile/run/cell_metrics.hpp"
+#include "profile/run/runner.hpp"
 
 using namespace refenc::profile;
 using namespace refenc::profile::testing;
@@ -102,10 +102,10 @@ TEST_CASE("a failed request is recorded and the run goes on") {
   CHECK(run.records[1].outcome == "failed");
   CHECK(run.records[1].error.find("fake encoder refuses") != std::string::npos);
   CHECK(run.records[2].outcome == "encoded");
-  auto cell = cell_json({"fake", "m4a", "cold", 1, 0}, run, service->stats(), {}, false, false);
-  CHECK(cell["errors"] == 1);
-  CHECK(cell["stages"]["e2e"]["count"] == 2);
-  CHECK(cell["outcomes"]["failed"] == 1);
+  Cell cell = make_cell({"fake", Arm::m4a, Phase::cold, 1, 0}, run, service->stats(), {}, false, false);
+  CHECK(cell.errors == 1);
+  CHECK(cell.stage(Stage::e2e).count == 2);
+  CHECK(cell.outcomes.at("failed") == 1);
 }
 
 TEST_CASE("uncacheable requests bypass the cache") {

@@ -3,10 +3,12 @@
 #include <random>
 
 #include "core/error.hpp"
-#include "profile/bootstrap.hpp"
-#include "profile/percentile.hpp"
-#include "profile/synthesis_model.hpp"
-#include "profile/telemetry.hpp"
+#include "profile/record/record_json.hpp"
+#include "profile/run/synthesis_model.hpp"
+#include "profile/run/telemetry.hpp"
+#include "profile/stats/bootstrap.hpp"
+#include "profile/stats/percentile.hpp"
+#include "profile/stats/throughput.hpp"
 
 using namespace refenc::profile;
 
@@ -108,7 +110,7 @@ TEST_CASE("telemetry without a GPU says why and still measures the CPU") {
   CHECK(t.cpu.available);
   CHECK(t.cpu.cores >= 1);
   CHECK(t.cpu.process_mean >= 0);
-  auto j = t.to_json();
+  auto j = to_json(t);
   CHECK(j["gpu"]["available"] == false);
   CHECK(j["gpu"].contains("reason"));
   double sec = 0;

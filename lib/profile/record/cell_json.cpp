@@ -1,0 +1,131 @@
+// A cell of report.json in both directions.
+#include "profile/record/json_fields.hpp"
+#include "profile/record/record_json.hpp"
+
+namespace refenc::profile {
+namespace {
+
+using nlohmann::json;
+
+json summary_json(Stage stage, const Summary& s) {
+  return {{"kind", stage_kind(stage)}, {"count", s.count}, {"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90},
+          {"p95", s.p95}, {"p99", s.p99}, {"max", s.max}};
+}
+
+Summary read_summary(const JsonFields& in, const json& j, const std::string& w) {
+  Summary s;
+  s.count = static_cast<std::size_t>(in.integer(j, w, "count"));
+  s.mean = in.num(j, w, "mean");
+  s.p50 = in.num(j, w, "p50");
+  s.p90 = in.num(j, w, "p90");
+  s.p95 = in.num(j, w, "p95");
+  s.p99 = in.num(j, w, "p99");
+  s.max = in.num(j, w, "max");
+  return s;
+}
+
+TelemetrySummary read_telemetry(const JsonFields& in, const json& j, const std::string& w) {
+  TelemetrySummary t;
+  std::string wc = JsonFields::key(w, "cpu"), wg = JsonFields::key(w, "gpu");
+  const json& c = in.obj(j, w, "cpu");
+  t.cpu.available = in.flag(c, wc, "available");
+  t.cpu.reason = in.str(c, wc, "reason");
+  t.cpu.cores = static_cast<int>(in.integer(c, wc, "cores"));
+  t.cpu.process_mean = in.num(c, wc, "process_cores_mean");
+  t.cpu.process_max = in.num(c, wc, "process_cores_max");
+  t.cpu.system_mean = in.num(c, wc, "system_util_mean");
+  t.cpu.system_max = in.num(c, wc, "system_util_max");
+  const json& g = in.obj(j, w, "gpu");
+  t.gpu.available = in.flag(g, wg, "available");
+  t.gpu.reason = in.str(g, wg, "reason");
+  t.gpu.name = in.str(g, wg, "name");
+  t.gpu.util_mean = in.num(g, wg, "util_percent_mean");
+  t.gpu.util_max = in.num(g, wg, "util_percent_max");
+  t.gpu.memory_used_max_mib = in.num(g, wg, "memory_used_max_mib");
+  t.gpu.memory_total_mib = in.num(g, wg, "memory_total_mib");
+  t.gpu.samples = static_cast<int>(in.integer(g, wg, "samples"));
+  return t;
+}
+
+}  // namespace
+
+json cell_to_json(const Cell& c) {
+  json stages = json::object();
+  for (const auto& [stage, s] : c.stages) stages[std::string(to_string(stage))] = summary_json(stage, s);
+  json outcomes = json::object();
+  for (const auto& [name, n] : c.outcomes) outcomes[name] = n;
+  json cache = json::object();
+  for (const auto& [name, v] : c.cache) cache[name] = v;
+  return json{{"id", c.key.id()},
+              {"model", c.key.model},
+              {"arm", to_string(c.key.arm)},
+              {"phase", to_string(c.key.phase)},
+              {"concurrency", c.key.concurrency},
+              {"repeat", c.key.repeat},
+              {"arrivals", c.open_loop ? "open" : "closed"},
+              {"batching_active", c.batching_active},
+              {"count", c.count},
+              {"errors", c.errors},
+              {"outcomes", outcomes},
+              {"wall_s", c.wall_s},
+              {"throughput_rps", c.throughput_rps},
+              {"audio_seconds_per_s", c.audio_seconds_per_s},
+              {"stages", stages},
+              {"cache", cache},
+              {"batch_size_histogram", c.batch_size_histogram},
+              {"generator", {{"behind", c.generator.behind}, {"late", c.generator.late}, {"max_lag_s", c.generator.max_lag_s}}},
+              {"telemetry", to_json(c.telemetry)},
+              {"interrupted", c.interrupted},
+              {"warnings", c.warnings}};
+}
+
+Cell cell_from_json(const JsonFields& in, const json& j, const std::string& w) {
+  if (!j.is_object()) in.fail(w, "expected an object");
+  Cell c;
+  c.key.model = in.str(j, w, "model", "", true);
+  c.key.arm = in.label(j, w, "arm", "", parse_arm);
+  c.key.phase = in.label(j, w, "phase", "", parse_phase);
+  c.key.concurrency = static_cast<int>(in.integer(j, w, "concurrency", 0, true));
+  c.key.repeat = static_cast<int>(in.integer(j, w, "repeat"));
+  std::string id = in.str(j, w, "id", c.key.id());
+  if (id != c.key.id()) in.fail(JsonFields::key(w, "id"), "'" + id + "' does not match the cell's fields (" + c.key.id() + ")");
+  c.open_loop = in.str(j, w, "arrivals", "closed") == "open";
+  c.batching_active = in.flag(j, w, "batching_active");
+  c.count = static_cast<std::size_t>(in.integer(j, w, "count"));
+  c.errors = static_cast<std::size_t>(in.integer(j, w, "errors"));
+  std::string wo = JsonFields::key(w, "outcomes");
+  const json& outcomes = in.obj(j, w, "outcomes");
+  for (auto it = outcomes.begin(); it != outcomes.end(); ++it)
+    c.outcomes[it.key()] = static_cast<std::size_t>(in.integer(outcomes, wo, it.key().c_str()));
+  c.wall_s = in.num(j, w, "wall_s", 0, true);
+  c.throughput_rps = in.num(j, w, "throughput_rps");
+  c.audio_seconds_per_s = in.num(j, w, "audio_seconds_per_s");
+  std::string ws = JsonFields::key(w, "stages");
+  const json& stages = in.obj(j, w, "stages");
+  for (Stage s : reported_stages()) {
+    std::string name(to_string(s));
+    if (const json* st = in.find(stages, name.c_str())) c.stages[s] = read_summary(in, *st, JsonFields::key(ws, name.c_str()));
+  }
+  std::string wk = JsonFields::key(w, "cache");
+  const json& cache = in.obj(j, w, "cache");
+  for (auto it = cache.begin(); it != cache.end(); ++it)
+    c.cache[it.key()] = static_cast<std::uint64_t>(in.integer(cache, wk, it.key().c_str()));
+  const json& hist = in.arr(j, w, "batch_size_histogram");
+  for (std::size_t i = 0; i < hist.size(); ++i) {
+    if (!hist[i].is_number()) in.fail(JsonFields::idx(JsonFields::key(w, "batch_size_histogram"), i), "expected a number");
+    c.batch_size_histogram.push_back(static_cast<std::uint64_t>(hist[i].get<double>()));
+  }
+  std::string wg = JsonFields::key(w, "generator");
+  const json& gen = in.obj(j, w, "generator");
+  c.generator.behind = in.flag(gen, wg, "behind");
+  c.generator.late = static_cast<std::size_t>(in.integer(gen, wg, "late"));
+  c.generator.max_lag_s = in.num(gen, wg, "max_lag_s");
+  c.telemetry = read_telemetry(in, in.obj(j, w, "telemetry"), JsonFields::key(w, "telemetry"));
+  c.interrupted = in.flag(j, w, "interrupted");
+  const json& warnings = in.arr(j, w, "warnings");
+  for (std::size_t i = 0; i < warnings.size(); ++i)
+    c.warnings.push_back(warnings[i].is_string() ? warnings[i].get<std::string>() : warnings[i].dump());
+  return c;
+}
+
+}  // namespace refenc::profile

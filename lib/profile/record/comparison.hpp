@@ -1,0 +1,52 @@
+// The result of comparing two runs group by group (model/arm/phase/concurrency, repeats pooled): per
+// metric the baseline and current value, the relative change with its bootstrap interval, and whether
+// it is a regression.
+//
+//   for (const CellChange& c : result.cells)
+//     for (const MetricChange& m : c.metrics) if (m.regression) std::cout << c.group.label() << ' ' << to_string(m.metric);
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "profile/record/cell_key.hpp"
+#include "profile/record/run_record.hpp"
+#include "profile/stats/bootstrap.hpp"
+
+namespace refenc::profile {
+
+/// The compared metrics, in the order they are printed.
+enum class CompareMetric { p50_preprocessing, p95_e2e, p95_encode, throughput };
+
+/// "p50_preprocessing", "p95_e2e", "p95_encode", "throughput".
+std::string_view to_string(CompareMetric m) noexcept;
+
+/// One metric of one group.
+struct MetricChange {
+  CompareMetric metric = CompareMetric::p95_e2e;
+  double baseline = 0, current = 0;  ///< Seconds, or req/s for throughput.
+  Interval change;                   ///< current / baseline - 1.
+  bool regression = false;
+};
+
+/// Every metric of one matched group.
+struct CellChange {
+  GroupKey group;                    ///< Repeats pooled; printed as its label, "model/arm/phase/c8".
+  std::vector<MetricChange> metrics;
+  bool regression = false;
+};
+
+/// The comparison of two runs.
+struct CompareResult {
+  double threshold = 0.10;
+  std::vector<CellChange> cells;
+  std::vector<GroupKey> unmatched;     ///< Groups in one run only.
+  int regressions = 0;
+  int matched = 0;
+  std::string baseline_dir, current_dir;
+  std::vector<ModelEntry> baseline_evidence;  ///< The baseline's models (grades, scales).
+  std::string method;
+};
+
+}  // namespace refenc::profile

@@ -1,0 +1,43 @@
+// RequestRecord: one measured request of a cell, as the runner records it and requests.jsonl holds it.
+//
+//   RequestRecord r;  r.outcome = "encoded";  r.e2e_s = 1.2;
+//   bool ok = r.ok();                  // false only for "failed"
+//   double e2e = r.seconds(Stage::e2e);  // 1.2
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "profile/record/labels.hpp"
+
+namespace refenc::profile {
+
+/// One request: its reference, its stages in seconds, its outcome.
+struct RequestRecord {
+  std::size_t index = 0;
+  std::string reference;         ///< Reference id.
+  double ref_seconds = 0;
+  int text_tokens = 0;
+  double scheduled_s = 0;        ///< Scheduled send, from the cell's start.
+  double queue_s = 0;            ///< Scheduled send to the service call.
+  double preprocessing_s = 0;    ///< Measured.
+  double encode_s = 0;           ///< Measured.
+  double synthesis_first_s = 0;  ///< Modelled (0 when no synthesis).
+  double synthesis_end_s = 0;    ///< Modelled.
+  double ttfa_s = 0;
+  double e2e_s = 0;
+  double audio_seconds = 0;      ///< Modelled audio produced.
+  std::string outcome;           ///< hit, disk_hit, encoded, merged, uncacheable, failed.
+  int batch_size = 0;
+  std::string error;             ///< Set when failed.
+
+  bool ok() const { return outcome != "failed"; }
+  /// The time of one stage, in seconds.
+  double seconds(Stage stage) const;
+};
+
+/// Samples of one stage over the successful records.
+std::vector<double> stage_samples(const std::vector<RequestRecord>& records, Stage stage);
+
+}  // namespace refenc::profile

@@ -1,0 +1,149 @@
+// RunRecord: a profile run as typed data -- what report.json and requests.jsonl hold. The profiler
+// builds it, record_json.hpp is the only code that turns it into JSON or back, and the gate, compare,
+// the text summary and the HTML page read it.
+//
+//   RunRecord run = load_run("runs/20261202-143000-nightly");   // run_folder.hpp
+//   for (const Cell& c : run.cells) std::cout << c.key.id() << ' ' << c.stage(Stage::e2e).p95 << '\n';
+//   double first = run.requests_of(run.cells[0].key)[0].e2e_s;
+//   Verdict v = run.gate->models[0].verdict;
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "profile/record/cell_key.hpp"
+#include "profile/record/gate_report.hpp"
+#include "profile/record/labels.hpp"
+#include "profile/record/request_record.hpp"
+#include "profile/record/telemetry_summary.hpp"
+#include "profile/record/workload_specs.hpp"
+#include "profile/stats/percentile.hpp"
+
+namespace refenc::profile {
+
+/// report.json's "schema_version" written by this code; version 1 reports are read as well.
+inline constexpr int report_schema_version = 1;
+
+/// Whether the load generator kept to its schedule (open loop).
+struct GeneratorLag {
+  bool behind = false;
+  std::size_t late = 0;
+  double max_lag_s = 0;
+};
+
+/// One cell's figures (schema: reports/report.schema.json, "cells" items).
+struct Cell {
+  CellKey key;
+  bool open_loop = false;
+  bool batching_active = false;
+  std::size_t count = 0;                        ///< Requests sent.
+  std::size_t errors = 0;                       ///< Failed requests.
+  std::map<std::string, std::size_t> outcomes;  ///< Requests per outcome.
+  double wall_s = 0;
+  double throughput_rps = 0;
+  double audio_seconds_per_s = 0;
+  std::map<Stage, Summary> stages;              ///< The reported stages, over successful requests.
+  std::map<std::string, std::uint64_t> cache;   ///< Service counter deltas by name.
+  std::vector<std::uint64_t> batch_size_histogram;
+  GeneratorLag generator;
+  TelemetrySummary telemetry;
+  bool interrupted = false;
+  std::vector<std::string> warnings;
+
+  /// A stage's summary, all zero when the cell has none.
+  const Summary& stage(Stage s) const;
+};
+
+/// Whether a model may get the M4b arm, and why.
+struct Eligibility {
+  bool eligible = false;
+  std::string reason;
+};
+
+/// A profiled model: what it is, how it was built, and its evidence grade.
+struct ModelEntry {
+  std::string name;
+  std::string scale;
+  std::string evidence_grade;       ///< "proxy scale tiny (seeded weights)" or "real module <path>".
+  bool real_weights = false;
+  int sample_rate = 0;
+  double frame_rate = 0;
+  bool can_encode_batch = false;
+  bool has_internal_batching = false;
+  Eligibility eligibility;
+  EncoderSpec encoder;
+  SynthesisSpec synthesis;
+};
+
+/// An arm that was not run for a model, with the reason.
+struct SkippedArm {
+  std::string model;
+  Arm arm = Arm::m4b;
+  std::string reason;
+};
+
+/// LibTorch as the run saw it (or why it could not be asked).
+struct LibraryContext {
+  std::string version;
+  std::string blas;
+  int intra_op_threads = 0;
+  std::string parallel_info;
+  std::string reason;  ///< Set when the version is "unavailable".
+};
+
+/// One encoder's scale and evidence, repeated in the context for a reader of the context alone.
+struct EncoderContext {
+  std::string model, scale, evidence;
+  bool real_weights = false;
+};
+
+/// Where and how the run happened.
+struct RunContext {
+  std::string host;
+  std::string cpu_model;
+  unsigned cores = 0;
+  std::optional<LibraryContext> libtorch;
+  std::string git_revision;
+  std::string manifest_path;
+  std::string manifest_sha256;
+  std::uint64_t seed = 1;
+  std::string started_utc;
+  std::vector<EncoderContext> encoders;
+};
+
+/// The manifest as the run recorded it.
+struct ManifestSummary {
+  std::string name, path, sha256;  ///< The manifest's name, the path it was read from, its file's SHA-256.
+  std::uint64_t seed = 1;          ///< Seeds reference variants, open-loop schedules and the gate's bootstrap.
+  GateSpec gate;                   ///< The gate's thresholds and bootstrap settings.
+  std::map<Phase, std::vector<int>> levels;  ///< Profiled concurrency levels per phase kind, in manifest order.
+  nlohmann::json content;                    ///< The manifest file as parsed (kept verbatim).
+};
+
+/// A whole run: what report.json holds, with the raw requests of requests.jsonl.
+struct RunRecord {
+  std::string dir;                 ///< The folder it was loaded from or written to.
+  int schema_version = report_schema_version;
+  std::string status = "complete";  ///< "complete" or "interrupted".
+  double wall_s = 0;
+  RunContext context;
+  ManifestSummary manifest;
+  std::vector<ModelEntry> models;
+  std::vector<Cell> cells;
+  std::vector<SkippedArm> skipped;
+  std::optional<GateReport> gate;
+  std::map<std::string, std::vector<RequestRecord>> requests;  ///< Raw requests by cell id.
+  bool have_requests = false;      ///< False when requests.jsonl was absent.
+
+  /// The gate options of this run: the manifest's gate spec and the run's seed.
+  GateOptions gate_options() const { return {manifest.gate, context.seed}; }
+  /// The raw requests of a cell (empty when none).
+  const std::vector<RequestRecord>& requests_of(const CellKey& key) const;
+};
+
+}  // namespace refenc::profile

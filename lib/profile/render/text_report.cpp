@@ -1,0 +1,103 @@
+#include "profile/render/text_report.hpp"
+
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace refenc::profile {
+
+std::string summary_table(const RunRecord& run) {
+  std::ostringstream os;
+  os << fmt::format("{:<34} {:>4} {:>4} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>6}\n", "cell", "n", "err",
+                    "pre p50", "enc p50", "enc p95", "ttfa p95", "e2e p50", "e2e p95", "req/s", "hit%");
+  for (const Cell& c : run.cells) {
+    auto outcome = [&](const char* name) {
+      auto it = c.outcomes.find(name);
+      return it == c.outcomes.end() ? 0.0 : static_cast<double>(it->second);
+    };
+    double n = static_cast<double>(c.count);
+    double hits = outcome("hit") + outcome("disk_hit") + outcome("merged");
+    os << fmt::format("{:<34} {:>4} {:>4} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>7.2f} {:>5.0f}%\n",
+                      c.key.id(), c.count, c.errors, 1000 * c.stage(Stage::preprocessing).p50,
+                      1000 * c.stage(Stage::encode).p50, 1000 * c.stage(Stage::encode).p95,
+                      1000 * c.stage(Stage::ttfa).p95, 1000 * c.stage(Stage::e2e).p50, 1000 * c.stage(Stage::e2e).p95,
+                      c.throughput_rps, n > 0 ? 100.0 * hits / n : 0.0);
+  }
+  os << "(latencies in ms; preprocessing and encode measured, synthesis modelled; hit% = hit + disk_hit + merged)\n";
+  return os.str();
+}
+
+std::string summary_markdown(const RunRecord& run) {
+  std::ostringstream os;
+  const RunContext& ctx = run.context;
+  os << "# refenc profile: " << run.manifest.name << "\n\n";
+  os << "- status: **" << run.status << "**\n";
+  os << "- host: " << ctx.host << ", " << ctx.cpu_model << ", " << ctx.cores << " cores\n";
+  if (ctx.libtorch) os << "- LibTorch " << ctx.libtorch->version << ", BLAS " << ctx.libtorch->blas << "\n";
+  os << "- git " << ctx.git_revision << ", manifest " << ctx.manifest_path << " (sha256 "
+     << ctx.manifest_sha256.substr(0, 16) << "...), seed " << ctx.seed << "\n";
+  for (const ModelEntry& m : run.models)
+    os << "- model " << m.name << ": " << m.evidence_grade << "; " << m.eligibility.reason << "\n";
+  os << "\nStages: preprocessing and reference encode are **measured**; synthesis is **modelled** (a "
+        "continuous-batching engine that sleeps; parameters and their sources in the manifest); TTFA and E2E "
+        "add both. Percentiles: nearest rank.\n\n```\n"
+     << summary_table(run) << "```\n";
+  if (!run.skipped.empty()) {
+    os << "\nSkipped:\n";
+    for (const SkippedArm& s : run.skipped) os << "- " << s.model << " " << to_string(s.arm) << ": " << s.reason << "\n";
+  }
+  bool any = false;
+  for (const Cell& c : run.cells)
+    for (const std::string& w : c.warnings) {
+      if (!any) os << "\nWarnings:\n";
+      any = true;
+      os << "- " << c.key.id() << ": " << w << "\n";
+    }
+  if (run.gate) os << "\n```\n" << format_gate(*run.gate) << "```\n";
+  return os.str();
+}
+
+std::string format_gate(const GateReport& gate) {
+  std::ostringstream os;
+  const GateSpec& spec = gate.options.spec;
+  os << "M4b gate (latency >= " << spec.latency_reduction * 100 << "% lower p95 E2E or throughput >= "
+     << spec.throughput_gain * 100 << "% higher, " << spec.confidence * 100 << "% bootstrap CI):\n";
+  for (const ModelVerdict& m : gate.models) {
+    os << fmt::format("  {:<16} {:<15} [{}]\n", m.model, to_string(m.verdict), m.evidence_grade);
+    if (!m.levels.empty()) {
+      for (const LevelResult& c : m.levels) {
+        const StageShares& s = c.shares_m4a;
+        const Interval &r = c.p95_e2e_reduction, &g = c.throughput_gain;
+        os << fmt::format("      c{:<3} {:<12} shares pre {:.0f}% enc {:.0f}% synth {:.0f}% | p95 red {:+.1f}% [{:+.1f}, {:+.1f}]"
+                          " | tput {:+.1f}% [{:+.1f}, {:+.1f}]\n",
+                          c.concurrency, to_string(c.outcome), 100 * s.preprocessing, 100 * s.encode, 100 * s.synthesis,
+                          100 * r.point, 100 * r.lo, 100 * r.hi, 100 * g.point, 100 * g.lo, 100 * g.hi);
+      }
+    } else {
+      os << "      " << m.reason << '\n';
+    }
+  }
+  os << "  exit code " << gate.exit_code << '\n';
+  return os.str();
+}
+
+std::string format_compare(const CompareResult& r) {
+  std::ostringstream os;
+  os << fmt::format("{:<30} {:<18} {:>10} {:>10} {:>26}  {}\n", "cell", "metric", "baseline", "current",
+                    "change [95% CI]", "");
+  for (const CellChange& c : r.cells) {
+    for (const MetricChange& m : c.metrics) {
+      bool tput = m.metric == CompareMetric::throughput;
+      double scale = tput ? 1.0 : 1000.0;
+      os << fmt::format("{:<30} {:<18} {:>10.2f} {:>10.2f} {:>+8.1f}% [{:+.1f}, {:+.1f}]  {}\n", c.group.label(),
+                        std::string(to_string(m.metric)) + (tput ? " (req/s)" : " (ms)"), scale * m.baseline,
+                        scale * m.current, 100 * m.change.point, 100 * m.change.lo, 100 * m.change.hi,
+                        m.regression ? "REGRESSION" : "");
+    }
+  }
+  for (const GroupKey& u : r.unmatched) os << "unmatched cell (in one run only): " << u.label() << '\n';
+  os << fmt::format("{} cells compared, {} with a regression beyond {:.0f}%\n", r.matched, r.regressions, 100 * r.threshold);
+  return os.str();
+}
+
+}  // namespace refenc::profile

@@ -1,0 +1,44 @@
+#include "profile/run/cell_metrics.hpp"
+
+#include "profile/stats/percentile.hpp"
+
+namespace refenc::profile {
+
+Cell make_cell(const CellKey& key, const RunResult& run, const ServiceStats& delta, const TelemetrySummary& telemetry,
+               bool open_loop, bool batching_active) {
+  Cell c;
+  c.key = key;
+  c.open_loop = open_loop;
+  c.batching_active = batching_active;
+  std::size_t ok = 0;
+  double audio = 0;
+  for (const auto& r : run.records) {
+    if (r.ok()) {
+      ++ok;
+      audio += r.audio_seconds;
+    }
+    ++c.outcomes[r.outcome];
+  }
+  for (Stage s : reported_stages()) c.stages[s] = summarize(stage_samples(run.records, s));
+  for (const auto& [name, value] : delta.fields()) c.cache[name] = value;
+  c.batch_size_histogram.assign(delta.batch_sizes.begin(), delta.batch_sizes.end());
+  if (ok < 100)
+    c.warnings.push_back("tail percentiles (p90/p95/p99) rest on " + std::to_string(ok) +
+                         " samples (< 100): read them as rough");
+  if (run.generator_behind)
+    c.warnings.push_back("load generator fell behind its schedule: " + std::to_string(run.late) +
+                         " requests started late (max lag " + std::to_string(run.max_lag_s) + " s)");
+  if (run.records.size() != ok) c.warnings.push_back(std::to_string(run.records.size() - ok) + " requests failed");
+  if (run.interrupted) c.warnings.push_back("cell interrupted before all requests were sent");
+  c.count = run.records.size();
+  c.errors = run.records.size() - ok;
+  c.wall_s = run.wall_s;
+  c.throughput_rps = run.wall_s > 0 ? static_cast<double>(ok) / run.wall_s : 0.0;
+  c.audio_seconds_per_s = run.wall_s > 0 ? audio / run.wall_s : 0.0;
+  c.generator = {run.generator_behind, run.late, run.max_lag_s};
+  c.telemetry = telemetry;
+  c.interrupted = run.interrupted;
+  return c;
+}
+
+}  // namespace refenc::profile

@@ -1,0 +1,23 @@
+// Cell metrics: the figures of one finished cell (model x arm x phase x concurrency x repeat) as the
+// typed record holds them.
+//
+// Latency stages are summarised over the successful requests (nearest-rank percentiles, seconds);
+// failures are counted in `errors`. Throughput is successful requests (and modelled audio seconds)
+// per second of wall time from the first scheduled send to the last completion.
+//
+//   Cell cell = make_cell({"fish-s2-pro", Arm::m4a, Phase::cold, 8, 0}, run, after.minus(before), telemetry,
+//                         /*open_loop=*/false, /*batching_active=*/false);
+//   double p95 = cell.stage(Stage::e2e).p95;
+#pragma once
+
+#include "core/service_stats.hpp"
+#include "profile/record/run_record.hpp"
+#include "profile/run/runner.hpp"
+
+namespace refenc::profile {
+
+/// The record of a finished cell (schema: reports/report.schema.json, "cells" items).
+Cell make_cell(const CellKey& key, const RunResult& run, const ServiceStats& delta, const TelemetrySummary& telemetry,
+               bool open_loop, bool batching_active);
+
+}  // namespace refenc::profile

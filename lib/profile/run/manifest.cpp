@@ -1,0 +1,301 @@
+#include "profile/run/manifest.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "core/sha256.hpp"
+
+namespace refenc::profile {
+namespace {
+
+using nlohmann::json;
+
+/// Walks a JSON document keeping the path of the current field for error messages.
+class Reader {
+ public:
+  Reader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const std::string& where, const std::string& why) const {
+    throw Error(ErrorKind::bad_input, file_ + ": " + (where.empty() ? std::string("(top level)") : where) + ": " + why);
+  }
+
+  static std::string key(const std::string& base, const std::string& k) { return base.empty() ? k : base + "." + k; }
+  static std::string idx(const std::string& base, std::size_t i) { return base + "[" + std::to_string(i) + "]"; }
+
+  void object(const json& j, const std::string& where, std::initializer_list<const char*> allowed) const {
+    if (!j.is_object()) fail(where, "must be an object");
+    std::set<std::string> ok(allowed.begin(), allowed.end());
+    for (auto it = j.begin(); it != j.end(); ++it)
+      if (!ok.count(it.key())) fail(key(where, it.key()), "unknown field");
+  }
+
+  const json* find(const json& obj, const char* k) const {
+    auto it = obj.find(k);
+    return it == obj.end() ? nullptr : &*it;
+  }
+
+  std::string str(const json& obj, const std::string& where, const char* k, std::optional<std::string> def,
+                  bool non_empty = false) const {
+    const json* v = find(obj, k);
+    if (!v) {
+      if (!def) fail(key(where, k), "required");
+      return *def;
+    }
+    if (!v->is_string()) fail(key(where, k), "must be a string");
+    auto s = v->get<std::string>();
+    if (non_empty && s.empty()) fail(key(where, k), "must not be empty");
+    return s;
+  }
+
+  double num(const json& obj, const std::string& where, const char* k, double def, double lo, double hi,
+             bool lo_open = false) const {
+    const json* v = find(obj, k);
+    if (!v) return def;
+    return num_value(*v, key(where, k), lo, hi, lo_open);
+  }
+
+  double num_value(const json& v, const std::string& where, double lo, double hi, bool lo_open = false) const {
+    if (!v.is_number()) fail(where, "must be a number");
+    double d = v.get<double>();
+    if (lo_open ? !(d > lo) : !(d >= lo)) fail(where, std::string("must be ") + (lo_open ? "> " : ">= ") + fmt(lo));
+    if (d > hi) fail(where, "must be <= " + fmt(hi));
+    return d;
+  }
+
+  long long integer(const json& obj, const std::string& where, const char* k, long long def, long long lo,
+                    long long hi) const {
+    const json* v = find(obj, k);
+    if (!v) return def;
+    return int_value(*v, key(where, k), lo, hi);
+  }
+
+  long long int_value(const json& v, const std::string& where, long long lo, long long hi) const {
+    if (!v.is_number_integer()) fail(where, "must be an integer");
+    long long x = v.get<long long>();
+    if (x < lo) fail(where, "must be >= " + std::to_string(lo));
+    if (x > hi) fail(where, "must be <= " + std::to_string(hi));
+    return x;
+  }
+
+  const json& array(const json& obj, const std::string& where, const char* k, bool non_empty) const {
+    const json* v = find(obj, k);
+    if (!v) fail(key(where, k), "required");
+    if (!v->is_array()) fail(key(where, k), "must be an array");
+    if (non_empty && v->empty()) fail(key(where, k), "must not be empty");
+    return *v;
+  }
+
+  static std::string fmt(double d) {
+    std::ostringstream os;
+    os << d;
+    return os.str();
+  }
+
+ private:
+  std::string file_;
+};
+
+std::vector<int> concurrency_list(const Reader& r, const json& arr, const std::string& where) {
+  if (!arr.is_array()) r.fail(where, "must be an array");
+  if (arr.empty()) r.fail(where, "must not be empty");
+  std::vector<int> out;
+  for (std::size_t i = 0; i < arr.size(); ++i)
+    out.push_back(static_cast<int>(r.int_value(arr[i], Reader::idx(where, i), 1, 1024)));
+  return out;
+}
+
+}  // namespace
+
+int Manifest::measured_references() const {
+  int n = 0;
+  for (const auto& p : phases) n = std::max(n, p.distinct);
+  return n;
+}
+
+Manifest parse_manifest(const json& j, const std::string& path) {
+  Reader r(path);
+  r.object(j, "", {"schema_version", "name", "description", "seed", "models", "references", "texts", "phases",
+                   "concurrency", "arms", "repeats", "requests", "arrivals", "gate", "cache"});
+  Manifest m;
+  m.path = path;
+  m.raw = j;
+  if (r.integer(j, "", "schema_version", 1, 1, 1) != 1) r.fail("schema_version", "must be 1");
+  m.name = r.str(j, "", "name", std::nullopt, true);
+  m.seed = static_cast<std::uint64_t>(r.integer(j, "", "seed", 1, 0, (1LL << 53)));
+  m.repeats = static_cast<int>(r.integer(j, "", "repeats", 1, 1, 100));
+  int default_requests = static_cast<int>(r.integer(j, "", "requests", PhaseSpec{}.requests, 1, 100000));
+  std::vector<int> default_conc = default_concurrency_levels();
+  if (const json* c = r.find(j, "concurrency")) default_conc = concurrency_list(r, *c, "concurrency");
+
+  const json& models = r.array(j, "", "models", true);
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    std::string w = Reader::idx("models", i);
+    const json& mj = models[i];
+    r.object(mj, w, {"name", "encoder", "synthesis"});
+    ModelSpec ms;
+    ms.name = r.str(mj, w, "name", std::nullopt, true);
+    if (!names.insert(ms.name).second) r.fail(Reader::key(w, "name"), "duplicate model '" + ms.name + "'");
+    if (const json* e = r.find(mj, "encoder")) {
+      std::string we = Reader::key(w, "encoder");
+      r.object(*e, we, {"scale", "dtype", "device", "module", "threads"});
+      ms.encoder.scale = r.str(*e, we, "scale", ms.encoder.scale, true);
+      ms.encoder.dtype = r.str(*e, we, "dtype", ms.encoder.dtype, true);
+      if (ms.encoder.dtype != "float32" && ms.encoder.dtype != "float16" && ms.encoder.dtype != "bfloat16")
+        r.fail(Reader::key(we, "dtype"), "must be float32, float16 or bfloat16");
+      ms.encoder.device = r.str(*e, we, "device", ms.encoder.device, true);
+      ms.encoder.module_path = r.str(*e, we, "module", "");
+      ms.encoder.threads = static_cast<int>(r.integer(*e, we, "threads", ms.encoder.threads, 0, 1024));
+    }
+    const json* s = r.find(mj, "synthesis");
+    if (!s) r.fail(Reader::key(w, "synthesis"), "required");
+    std::string ws = Reader::key(w, "synthesis");
+    r.object(*s, ws, {"source", "prefill_base_ms", "prefill_per_ref_frame_ms", "prefill_per_text_token_ms",
+                      "step_base_ms", "step_per_active_ms", "steps_to_first_audio", "steps_per_audio_second",
+                      "audio_seconds_per_text_token", "chars_per_text_token"});
+    auto& sy = ms.synthesis;
+    sy.source = r.str(*s, ws, "source", std::nullopt, true);
+    sy.prefill_base_ms = r.num(*s, ws, "prefill_base_ms", sy.prefill_base_ms, 0, 1e6);
+    sy.prefill_per_ref_frame_ms = r.num(*s, ws, "prefill_per_ref_frame_ms", sy.prefill_per_ref_frame_ms, 0, 1e6);
+    sy.prefill_per_text_token_ms = r.num(*s, ws, "prefill_per_text_token_ms", sy.prefill_per_text_token_ms, 0, 1e6);
+    sy.step_base_ms = r.num(*s, ws, "step_base_ms", sy.step_base_ms, 0, 1e6);
+    sy.step_per_active_ms = r.num(*s, ws, "step_per_active_ms", sy.step_per_active_ms, 0, 1e6);
+    sy.steps_to_first_audio = static_cast<int>(r.integer(*s, ws, "steps_to_first_audio", sy.steps_to_first_audio, 0, 1000000));
+    sy.steps_per_audio_second = r.num(*s, ws, "steps_per_audio_second", sy.steps_per_audio_second, 0, 1e6, true);
+    sy.audio_seconds_per_text_token = r.num(*s, ws, "audio_seconds_per_text_token", sy.audio_seconds_per_text_token, 0, 100, true);
+    sy.chars_per_text_token = r.num(*s, ws, "chars_per_text_token", sy.chars_per_text_token, 0, 100, true);
+    m.models.push_back(std::move(ms));
+  }
+
+  {
+    const json* rj = r.find(j, "references");
+    if (!rj) r.fail("references", "required");
+    r.object(*rj, "references", {"clips", "variants", "variant_gain_db", "warmup"});
+    const json& clips = r.array(*rj, "references", "clips", true);
+    auto base = std::filesystem::path(path).parent_path();
+    for (std::size_t i = 0; i < clips.size(); ++i) {
+      std::string w = Reader::idx("references.clips", i);
+      if (!clips[i].is_string() || clips[i].get<std::string>().empty()) r.fail(w, "must be a non-empty string");
+      std::filesystem::path p = clips[i].get<std::string>();
+      if (p.is_relative()) p = base / p;
+      if (!std::filesystem::is_regular_file(p)) r.fail(w, "no such file: " + p.string());
+      m.references.clips.push_back(p.lexically_normal().string());
+    }
+    m.references.variants = static_cast<int>(r.integer(*rj, "references", "variants", m.references.variants, 0, 1000000));
+    m.references.variant_gain_db = r.num(*rj, "references", "variant_gain_db", m.references.variant_gain_db, 0, 6, true);
+    m.references.warmup = static_cast<int>(r.integer(*rj, "references", "warmup", m.references.warmup, 0, 1000));
+  }
+
+  const json& texts = r.array(j, "", "texts", true);
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    std::string w = Reader::idx("texts", i);
+    if (!texts[i].is_string() || texts[i].get<std::string>().empty()) r.fail(w, "must be a non-empty string");
+    m.texts.push_back(texts[i].get<std::string>());
+  }
+
+  const json* phases = r.find(j, "phases");
+  json default_phases = json::array({json{{"kind", "cold"}}});
+  if (!phases) phases = &default_phases;
+  if (!phases->is_array()) r.fail("phases", "must be an array");
+  if (phases->empty()) r.fail("phases", "must not be empty");
+  std::set<std::string> kinds;
+  for (std::size_t i = 0; i < phases->size(); ++i) {
+    std::string w = Reader::idx("phases", i);
+    const json& pj = (*phases)[i];
+    r.object(pj, w, {"kind", "concurrency", "requests", "distinct"});
+    PhaseSpec ps;
+    std::string kind = r.str(pj, w, "kind", std::nullopt);
+    if (kind == "cold") ps.kind = Phase::cold;
+    else if (kind == "warm") ps.kind = Phase::warm;
+    else if (kind == "warm-disk") ps.kind = Phase::warm_disk;
+    else r.fail(Reader::key(w, "kind"), "must be cold, warm or warm-disk (got '" + kind + "')");
+    if (!kinds.insert(kind).second) r.fail(Reader::key(w, "kind"), "duplicate phase '" + kind + "'");
+    ps.concurrency = default_conc;
+    if (const json* c = r.find(pj, "concurrency")) ps.concurrency = concurrency_list(r, *c, Reader::key(w, "concurrency"));
+    ps.requests = static_cast<int>(r.integer(pj, w, "requests", default_requests, 1, 100000));
+    ps.distinct = static_cast<int>(r.integer(pj, w, "distinct", ps.requests, 1, 100000));
+    if (ps.distinct > ps.requests) r.fail(Reader::key(w, "distinct"), "must be <= requests (" + std::to_string(ps.requests) + ")");
+    m.phases.push_back(std::move(ps));
+  }
+
+  const json* arms = r.find(j, "arms");
+  json default_arms = json::array({json{{"name", "m4a"}}});
+  if (!arms) arms = &default_arms;
+  if (!arms->is_array()) r.fail("arms", "must be an array");
+  if (arms->empty()) r.fail("arms", "must not be empty");
+  std::set<std::string> arm_names;
+  for (std::size_t i = 0; i < arms->size(); ++i) {
+    std::string w = Reader::idx("arms", i);
+    const json& aj = (*arms)[i];
+    r.object(aj, w, {"name", "max_batch_size", "max_batch_wait_ms"});
+    ArmSpec a;
+    std::string name = r.str(aj, w, "name", std::nullopt);
+    if (name != "m4a" && name != "m4b") r.fail(Reader::key(w, "name"), "must be m4a or m4b (got '" + name + "')");
+    if (!arm_names.insert(name).second) r.fail(Reader::key(w, "name"), "duplicate arm '" + name + "'");
+    a.arm = parse_arm(name);
+    if (a.arm == Arm::m4b) {
+      a.max_batch_size = static_cast<int>(r.integer(aj, w, "max_batch_size", default_m4b_max_batch_size, 2, 256));
+      a.max_batch_wait_ms = r.num(aj, w, "max_batch_wait_ms", default_m4b_max_batch_wait_ms, 0, 10000);
+    } else if (r.find(aj, "max_batch_size") || r.find(aj, "max_batch_wait_ms")) {
+      r.fail(w, "m4a takes no batch options");
+    }
+    m.arms.push_back(a);
+  }
+
+  if (const json* a = r.find(j, "arrivals")) {
+    r.object(*a, "arrivals", {"mode", "rate_per_s"});
+    std::string mode = r.str(*a, "arrivals", "mode", "closed");
+    if (mode == "open") {
+      m.arrivals.open_loop = true;
+      if (!r.find(*a, "rate_per_s")) r.fail("arrivals.rate_per_s", "required for open-loop arrivals");
+      m.arrivals.rate_per_s = r.num(*a, "arrivals", "rate_per_s", 0, 0, 1e6, true);
+    } else if (mode != "closed") {
+      r.fail("arrivals.mode", "must be closed or open (got '" + mode + "')");
+    } else if (r.find(*a, "rate_per_s")) {
+      r.fail("arrivals.rate_per_s", "only for open-loop arrivals");
+    }
+  }
+
+  if (const json* g = r.find(j, "gate")) {
+    r.object(*g, "gate", {"latency_reduction", "throughput_gain", "bootstrap_resamples", "confidence"});
+    const GateSpec d;
+    m.gate.latency_reduction = r.num(*g, "gate", "latency_reduction", d.latency_reduction, 0, 1, true);
+    m.gate.throughput_gain = r.num(*g, "gate", "throughput_gain", d.throughput_gain, 0, 100, true);
+    m.gate.bootstrap_resamples = static_cast<int>(r.integer(*g, "gate", "bootstrap_resamples", d.bootstrap_resamples, 100, 1000000));
+    m.gate.confidence = r.num(*g, "gate", "confidence", d.confidence, 0.5, 0.999);
+  }
+  if (const json* c = r.find(j, "cache")) {
+    r.object(*c, "cache", {"max_items", "max_bytes"});
+    m.cache.max_items = static_cast<std::size_t>(r.integer(*c, "cache", "max_items", static_cast<std::int64_t>(m.cache.max_items), 1, 1LL << 40));
+    m.cache.max_bytes = static_cast<std::size_t>(r.integer(*c, "cache", "max_bytes", static_cast<std::int64_t>(m.cache.max_bytes), 1, 1LL << 50));
+  }
+
+  int needed = m.measured_references() + m.references.warmup;
+  int available = m.references.variants > 0 ? m.references.variants : static_cast<int>(m.references.clips.size());
+  if (available < needed)
+    r.fail(m.references.variants > 0 ? "references.variants" : "references.clips",
+           "must provide at least " + std::to_string(needed) + " references (largest phase distinct + warmup), got " +
+               std::to_string(available));
+  return m;
+}
+
+Manifest load_manifest(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::bad_input, path + ": cannot open manifest");
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  json j;
+  try {
+    j = json::parse(bytes);
+  } catch (const json::parse_error& e) {
+    throw Error(ErrorKind::bad_input, path + ": not valid JSON: " + e.what());
+  }
+  Manifest m = parse_manifest(j, path);
+  m.sha256 = sha256_hex(bytes);
+  return m;
+}
+
+}  // namespace refenc::profile

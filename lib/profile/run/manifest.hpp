@@ -1,0 +1,89 @@
+// Manifest: a profiling workload read from JSON (schema in reports/manifest.md), validated field by field.
+//
+// Every violation is an Error(bad_input) whose message names the file and the JSON path of the field,
+// e.g. "workloads/x.json: phases[1].concurrency[0]: must be >= 1".
+//
+//   refenc::profile::Manifest m = refenc::profile::load_manifest("workloads/nightly.json");
+//   for (const auto& model : m.models) std::cout << model.name << ": scale " << model.encoder.scale << '\n';
+//   bool cold_first = m.phases[0].kind == refenc::profile::Phase::cold;
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "profile/record/labels.hpp"
+#include "profile/record/workload_specs.hpp"
+
+namespace refenc::profile {
+
+struct ModelSpec {
+  std::string name;  ///< Encoder registry name: fish-s2-pro, qwen3-tts, moss-tts-local, or a test name.
+  EncoderSpec encoder;
+  SynthesisSpec synthesis;
+};
+
+struct PhaseSpec {
+  Phase kind = Phase::cold;
+  std::vector<int> concurrency;  ///< Concurrency levels (each >= 1).
+  int requests = 32;             ///< Measured requests per cell.
+  int distinct = 0;              ///< Distinct references among them (requests cycle over them).
+};
+
+/// M4b's batching defaults when a manifest's m4b arm does not set them.
+inline constexpr int default_m4b_max_batch_size = 8;
+inline constexpr double default_m4b_max_batch_wait_ms = 4;
+
+struct ArmSpec {
+  Arm arm = Arm::m4a;
+  int max_batch_size = 1;            ///< 1 for m4a; m4b: >= 2, default default_m4b_max_batch_size.
+  double max_batch_wait_ms = 0;      ///< 0 for m4a; m4b: >= 0, default default_m4b_max_batch_wait_ms.
+};
+
+struct ArrivalSpec {
+  bool open_loop = false;            ///< false: closed loop with `concurrency` workers.
+  double rate_per_s = 0;             ///< Open loop: Poisson arrival rate (> 0).
+};
+
+struct ReferenceSpec {
+  std::vector<std::string> clips;    ///< Clip paths, resolved against the manifest's folder.
+  int variants = 0;                  ///< Distinct derived variants (0 = the clips themselves).
+  double variant_gain_db = 0.5;      ///< Largest seeded gain change of a variant.
+  int warmup = 2;                    ///< Warmup requests per cell, from references outside the measured set.
+};
+
+struct CacheSpec {
+  std::size_t max_items = 4096;
+  std::size_t max_bytes = std::size_t(512) << 20;
+};
+
+struct Manifest {
+  std::string path;                  ///< As given to load_manifest.
+  std::string sha256;                ///< Digest of the file's bytes.
+  std::string name;
+  std::uint64_t seed = 1;
+  std::vector<ModelSpec> models;
+  ReferenceSpec references;
+  std::vector<std::string> texts;
+  std::vector<PhaseSpec> phases;
+  std::vector<ArmSpec> arms;
+  int repeats = 1;
+  ArrivalSpec arrivals;
+  GateSpec gate;
+  CacheSpec cache;
+  nlohmann::json raw;                ///< The manifest as parsed (kept in the report).
+
+  /// Measured references needed: the largest `distinct` of any phase.
+  int measured_references() const;
+};
+
+/// Parses and validates a manifest. `path` names it in errors and resolves clip paths.
+Manifest parse_manifest(const nlohmann::json& j, const std::string& path);
+
+/// Reads, parses and validates a manifest file. Throws Error(bad_input) naming the file and field.
+Manifest load_manifest(const std::string& path);
+
+}  // namespace refenc::profile

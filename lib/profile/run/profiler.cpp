@@ -1,0 +1,229 @@
+#include "profile/run/profiler.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "profile/record/run_folder.hpp"
+#include "profile/render/text_report.hpp"
+#include "profile/run/cell_metrics.hpp"
+#include "profile/run/reference_set.hpp"
+#include "profile/run/run_context.hpp"
+#include "profile/run/runner.hpp"
+#include "profile/run/synthesis_model.hpp"
+#include "profile/run/telemetry.hpp"
+#include "profile/verdict/gate.hpp"
+
+namespace refenc::profile {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+LibraryContext ask_library(const ProfileOptions& options) {
+  if (!options.library_context) return {.version = "unavailable", .reason = "not asked by this program"};
+  try {
+    return options.library_context();
+  } catch (const std::exception& e) {
+    return {.version = "unavailable", .reason = e.what()};
+  }
+}
+
+/// A temp folder removed on destruction.
+struct TempDir {
+  std::string path;
+  explicit TempDir(const std::string& parent) {
+    std::string base = parent.empty() ? std::filesystem::temp_directory_path().string() : parent;
+    std::string tmpl = base + "/refenc-profile-XXXXXX";
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    if (!mkdtemp(buf.data())) throw Error(ErrorKind::io, tmpl + ": cannot create a temp folder for the disk tier");
+    path = buf.data();
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+class Progress {
+ public:
+  Progress(bool enabled, std::size_t total) : enabled_(enabled && isatty(2)), total_(total), t0_(Clock::now()) {}
+  void cell(std::string name, std::size_t index, std::size_t cells) {
+    std::lock_guard lock(m_);
+    cell_ = fmt::format("cell {}/{} {}", index, cells, name);
+    draw();
+  }
+  void add(std::size_t n) {
+    std::lock_guard lock(m_);
+    done_ += n;
+    draw();
+  }
+  void finish() {
+    if (enabled_) std::fputs("\n", stderr);
+  }
+
+ private:
+  void draw() {
+    if (!enabled_) return;
+    double el = std::chrono::duration<double>(Clock::now() - t0_).count();
+    double eta = done_ > 0 ? el / static_cast<double>(done_) * static_cast<double>(total_ - std::min(done_, total_)) : 0;
+    std::fprintf(stderr, "\r\033[K%s  %zu/%zu requests  elapsed %.0fs  ETA %.0fs", cell_.c_str(), done_, total_, el, eta);
+    std::fflush(stderr);
+  }
+  bool enabled_;
+  std::size_t total_;
+  std::size_t done_ = 0;
+  std::string cell_;
+  Clock::time_point t0_;
+  std::mutex m_;
+};
+
+}  // namespace
+
+Eligibility eligibility(const ModelEntry& info) {
+  const std::string& note = info.eligibility.reason;
+  if (info.has_internal_batching)
+    return {false, note.empty()
+                       ? "has its own batched encoder inside the model's stage, not migrated to the generic batching surface"
+                       : note};
+  if (!info.can_encode_batch) return {false, note.empty() ? "no safe batch primitive: stays M4a-only" : note};
+  return {true, note.empty() ? "hook can encode a batch of different keys" : note};
+}
+
+ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factory, const ProfileOptions& options) {
+  if (options.out_dir.empty()) throw Error(ErrorKind::config, "profile needs an output folder");
+  ProfileResult result;
+  result.dir = options.out_dir;
+  auto t_start = Clock::now();
+  std::vector<ReferenceItem> refs = make_reference_set(manifest.references, manifest.seed);
+  const int measured = manifest.measured_references();
+
+  RunRecord& run = result.run;
+  run.dir = options.out_dir;
+  run.status = "running";
+  run.context = make_context(manifest);
+  run.context.libtorch = ask_library(options);
+  run.manifest = {manifest.name, manifest.path, manifest.sha256, manifest.seed, manifest.gate, {}, manifest.raw};
+  for (const PhaseSpec& ph : manifest.phases) {
+    auto& levels = run.manifest.levels[ph.kind];
+    for (int c : ph.concurrency)
+      if (std::find(levels.begin(), levels.end(), c) == levels.end()) levels.push_back(c);
+  }
+  run.have_requests = true;
+
+  // Count the cells for progress.
+  std::size_t total_requests = 0, total_cells = 0;
+  for (std::size_t m = 0; m < manifest.models.size(); ++m)
+    for (const auto& ph : manifest.phases)
+      total_cells += ph.concurrency.size() * static_cast<std::size_t>(manifest.repeats) * manifest.arms.size(),
+          total_requests += ph.concurrency.size() * static_cast<std::size_t>(manifest.repeats) * manifest.arms.size() *
+                            static_cast<std::size_t>(ph.requests);
+  Progress progress(options.progress, total_requests);
+  std::size_t cell_index = 0;
+
+  auto stopped = [&] { return options.stop && options.stop->load(); };
+  // The transcript follows the reference (a voice's prompt keeps its text); the target text cycles.
+  auto work_item = [&](std::size_t i, std::size_t ref) {
+    const auto& texts = manifest.texts;
+    return WorkItem{i, &refs[ref], texts[i % texts.size()], texts[ref % texts.size()]};
+  };
+  for (const ModelSpec& spec : manifest.models) {
+    if (stopped()) break;
+    std::unique_ptr<ModelBackend> backend = factory(spec);
+    const ModelEntry& info = backend->info();
+    ModelEntry entry = info;
+    entry.name = spec.name;
+    entry.eligibility = eligibility(info);
+    entry.encoder = spec.encoder;
+    entry.synthesis = spec.synthesis;
+    run.models.push_back(entry);
+    const Eligibility elig = entry.eligibility;
+    std::vector<ArmSpec> arms;
+    for (const ArmSpec& arm : manifest.arms) {
+      if (arm.arm == Arm::m4b && !elig.eligible) {
+        run.skipped.push_back({spec.name, Arm::m4b, elig.reason});
+        for (const auto& ph : manifest.phases) {
+          std::size_t n = ph.concurrency.size() * static_cast<std::size_t>(manifest.repeats);
+          total_cells -= n;
+          progress.add(n * static_cast<std::size_t>(ph.requests));
+        }
+        continue;
+      }
+      arms.push_back(arm);
+    }
+
+    for (const PhaseSpec& phase : manifest.phases) {
+      std::vector<WorkItem> items(static_cast<std::size_t>(phase.requests));
+      for (int i = 0; i < phase.requests; ++i)
+        items[static_cast<std::size_t>(i)] = work_item(static_cast<std::size_t>(i), static_cast<std::size_t>(i % phase.distinct));
+      std::vector<WorkItem> distinct(items.begin(), items.begin() + phase.distinct);
+      std::vector<WorkItem> warmup;
+      for (int w = 0; w < manifest.references.warmup; ++w)
+        warmup.push_back(work_item(static_cast<std::size_t>(w), static_cast<std::size_t>(measured + w)));
+
+      for (int conc : phase.concurrency) {
+        for (int rep = 0; rep < manifest.repeats; ++rep) {
+          for (const ArmSpec& arm : arms) {
+            if (stopped()) break;
+            CellKey key{spec.name, arm.arm, phase.kind, conc, rep};
+            progress.cell(key.id(), ++cell_index, total_cells);
+            std::unique_ptr<TempDir> tier_dir;
+            std::unique_ptr<ServiceHandle> service;
+            RunOptions setup{.concurrency = conc, .stop = options.stop};
+            if (phase.kind == Phase::warm_disk) {
+              tier_dir = std::make_unique<TempDir>(options.tmp_root);
+              auto writer = backend->make_service(arm, manifest.cache, tier_dir->path);
+              run_requests(*writer, distinct, setup, nullptr, info.frame_rate);
+              writer.reset();
+              service = backend->make_service(arm, manifest.cache, tier_dir->path);
+            } else {
+              service = backend->make_service(arm, manifest.cache, "");
+              if (phase.kind == Phase::warm) run_requests(*service, distinct, setup, nullptr, info.frame_rate);
+            }
+            if (!warmup.empty()) {
+              RunOptions wo{.concurrency = std::min<int>(conc, static_cast<int>(warmup.size())), .stop = options.stop};
+              run_requests(*service, warmup, wo, nullptr, info.frame_rate);
+            }
+            SynthesisModel synth(spec.synthesis, options.sleep_synthesis);
+            RunOptions ro{.concurrency = conc,
+                          .open_loop = manifest.arrivals.open_loop,
+                          .rate_per_s = manifest.arrivals.rate_per_s,
+                          .seed = manifest.seed + static_cast<std::uint64_t>(rep),
+                          .stop = options.stop,
+                          .on_done = [&](std::size_t) { progress.add(1); }};
+            ServiceStats before = service->stats();
+            TelemetrySampler telemetry;
+            RunResult cell_run = run_requests(*service, items, ro, &synth, info.frame_rate);
+            TelemetrySummary tel = telemetry.stop();
+            ServiceStats delta = service->stats().minus(before);
+            bool batching = service->batching();
+            service.reset();
+            if (cell_run.records.empty() && stopped()) break;
+            run.cells.push_back(make_cell(key, cell_run, delta, tel, manifest.arrivals.open_loop, batching));
+            run.requests[key.id()] = std::move(cell_run.records);
+          }
+        }
+      }
+    }
+  }
+  progress.finish();
+  result.interrupted = stopped();
+  run.status = result.interrupted ? "interrupted" : "complete";
+  run.wall_s = std::chrono::duration<double>(Clock::now() - t_start).count();
+  for (const ModelEntry& m : run.models)
+    run.context.encoders.push_back({m.name, m.scale, m.evidence_grade, m.real_weights});
+  if (options.library_context) run.context.libtorch = ask_library(options);  // threads as the encoders left them
+  run.gate = evaluate_gate(run, run.gate_options());
+  write_run(options.out_dir, run, summary_markdown(run));
+  return result;
+}
+
+}  // namespace refenc::profile

@@ -1,0 +1,52 @@
+// Profiler: runs a manifest's cells against model backends and writes the run folder with the gate.
+//
+// Cells run model by model, then phase, concurrency, repeat, with the arms interleaved innermost so
+// slow drift of the machine hits both arms alike. Per cell: a fresh service (cold: empty tiers;
+// warm: the measured references encoded first, untimed; warm-disk: a disk tier in a temp folder
+// populated by one service, measured through a new service over it); warmup requests from references
+// outside the measured set; stats snapshot; the measured requests (runner + modelled synthesis);
+// stats delta and CPU/GPU telemetry. When `stop` turns true the current cell ends early and a partial
+// report marked "interrupted" is written.
+//
+//   ProfileOptions o{.out_dir = "runs/x"};
+//   ProfileResult r = run_profile(load_manifest("workloads/smoke.json"), my_factory, o);
+//   int exit_code = r.run.gate->exit_code;  // r.run is the typed record written to runs/x
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+
+#include "profile/record/run_record.hpp"
+#include "profile/run/manifest.hpp"
+#include "profile/run/model_backend.hpp"
+
+namespace refenc::profile {
+
+/// Where and how a profile runs.
+struct ProfileOptions {
+  std::string out_dir;                      ///< Run folder to write (required).
+  const std::atomic<bool>* stop = nullptr;  ///< Ctrl-C / SIGTERM flag.
+  bool progress = false;                    ///< Progress line on stderr (only when it is a terminal).
+  std::string tmp_root;                     ///< Parent of warm-disk tier folders (default: system temp).
+  bool sleep_synthesis = true;              ///< false: modelled synthesis is computed, not slept (tests).
+  /// Asked at the start and the end of the run for the tensor library's version and threads (the
+  /// encoders' LibTorch, from the CLI); absent: recorded as unavailable.
+  std::function<LibraryContext()> library_context;
+};
+
+/// What a profile produced.
+struct ProfileResult {
+  RunRecord run;             ///< The record written (with its raw requests and the gate).
+  bool interrupted = false;
+  std::string dir;
+};
+
+/// Whether a model may get the M4b arm, and why.
+/// `info.eligibility.reason` is the backend's batching note; a default reason when it is empty.
+Eligibility eligibility(const ModelEntry& info);
+
+/// Runs every cell of `manifest`, evaluates the gate and writes the run folder to options.out_dir.
+ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factory, const ProfileOptions& options);
+
+}  // namespace refenc::profile

@@ -1,0 +1,30 @@
+// Compare: per-group changes between a baseline run and a current run, with bootstrap intervals, and
+// the regressions a nightly job should fail on.
+//
+// Cells are matched by model/arm/phase/concurrency (repeats pooled). For each: relative change of p95
+// E2E, p95 reference encode and p50 preprocessing (current / baseline - 1) with seeded percentile-
+// bootstrap intervals, and of throughput (stats/throughput.hpp). A regression is a change worse than
+// `threshold` whose interval excludes zero (slower p95 E2E or p95 encode, or lower throughput).
+//
+//   CompareResult c = compare_runs(load_run_with_requests(base), load_run_with_requests(cur), {.threshold = 0.10});
+//   int exit_code = c.regressions > 0 ? compare_exit_regression : 0;
+#pragma once
+
+#include <cstdint>
+
+#include "profile/record/comparison.hpp"
+#include "profile/record/run_record.hpp"
+
+namespace refenc::profile {
+
+/// How `compare_runs` judges a change.
+struct CompareOptions {
+  double threshold = 0.10;  ///< Relative change beyond which a significant change is a regression.
+  int resamples = 2000;      ///< Bootstrap resamples per metric.
+  std::uint64_t seed = 1;    ///< Seeds every metric's bootstrap (the same seed for each).
+};
+
+/// Compares `current` against `baseline`, group by group.
+CompareResult compare_runs(const RunRecord& baseline, const RunRecord& current, const CompareOptions& options);
+
+}  // namespace refenc::profile

@@ -1,0 +1,35 @@
+// Gate: the M4b go/no-go decision per model, from a run's cold-cache cells and their raw requests.
+//
+// Per model, in order:
+//   1. eligibility: a model whose encoder batches internally (not migrated) or has no safe batch
+//      primitive is NOT_APPLICABLE, with that reason;
+//   2. arms: the cold phase needs both m4a and m4b with requests at every concurrency level the
+//      manifest profiles (and any other level a cold cell shows), else MISSING_ARM naming the
+//      missing cells;
+//   3. at each concurrency (requests pooled over repeats):
+//      (a) reference encode must be the largest stage of cold M4a E2E (shares of mean E2E:
+//          preprocessing, encode, synthesis; queueing is reported apart) -- else NO-GO;
+//      (b) M4b vs M4a: p95 E2E reduction r = 1 - p95(m4b) / p95(m4a), throughput gain
+//          g = tput(m4b) / tput(m4a) - 1, each with a seeded percentile-bootstrap interval
+//          (stats/throughput.hpp for g). GO when lo(r) >= latency threshold or lo(g) >= throughput
+//          threshold; INCONCLUSIVE when only a point estimate clears its threshold; NO-GO otherwise.
+//   The model's verdict is the worst over concurrencies (NO-GO < INCONCLUSIVE < GO).
+// Every verdict carries the evidence grade ("proxy scale tiny" or "real module ...").
+//
+// Exit codes (labels.hpp): 0 every model GO or NOT_APPLICABLE; 10 some NO-GO; 11 some INCONCLUSIVE;
+// 12 some MISSING_ARM (the highest applies).
+//
+//   RunRecord run = load_run_with_requests("runs/x");
+//   GateReport g = evaluate_gate(run, run.gate_options());
+//   std::cout << format_gate(g);   // render/text_report.hpp; exit with g.exit_code
+#pragma once
+
+#include "profile/record/gate_report.hpp"
+#include "profile/record/run_record.hpp"
+
+namespace refenc::profile {
+
+/// Evaluates the gate over `run`'s models, cells, manifest levels and raw requests.
+GateReport evaluate_gate(const RunRecord& run, const GateOptions& options);
+
+}  // namespace refenc::profile

@@ -1,0 +1,266 @@
+// The usage example that opens each header of lib/profile, compiled (and run where it is cheap), so
+// that the banners cannot drift from the code. Each block copies its header's example verbatim,
+// after the lines that give its free names a value.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "fake_backend.hpp"
+#include "profile/record/cell_groups.hpp"
+#include "profile/record/record_json.hpp"
+#include "profile/record/run_folder.hpp"
+#include "profile/record/schema_validator.hpp"
+#include "profile/render/html_report.hpp"
+#include "profile/render/svg_chart.hpp"
+#include "profile/render/text_report.hpp"
+#include "profile/run/cell_metrics.hpp"
+#include "profile/run/profiler.hpp"
+#include "profile/run/reference_set.hpp"
+#include "profile/run/run_context.hpp"
+#include "profile/run/telemetry.hpp"
+#include "profile/stats/percentile.hpp"
+#include "profile/stats/throughput.hpp"
+#include "profile/verdict/compare.hpp"
+#include "profile/verdict/gate.hpp"
+
+using namespace refenc::profile;
+using namespace refenc::profile::testing;
+using refenc::RequestTrace;
+using refenc::ServiceOptions;
+using refenc::ServiceStats;
+
+namespace {
+
+const std::string baseline_dir = std::string(REFENC_SOURCE_DIR) + "/reports/baseline";
+
+}  // namespace
+
+TEST_CASE("header examples: stats") {
+  std::ostringstream cout;
+  std::vector<double> m4a_e2e{1.0, 1.2, 1.1, 1.4}, m4b_e2e{0.8, 0.9, 1.0, 0.7};
+  auto p95_reduction = [](std::span<const double> a, std::span<const double> b) {
+    return 1.0 - percentile(b, 95) / percentile(a, 95);
+  };
+  {
+    // stats/percentile.hpp
+    std::vector<double> v{0.3, 0.1, 0.2};
+    double p50 = refenc::profile::percentile(v, 50);             // 0.2
+    refenc::profile::Summary s = refenc::profile::summarize(v);   // count, mean, p50 ... max
+    CHECK(p50 == 0.2);
+    CHECK(s.count == 3);
+  }
+  {
+    // stats/bootstrap.hpp
+    auto ci = refenc::profile::bootstrap_pair(m4a_e2e, m4b_e2e, p95_reduction, {.resamples = 2000, .seed = 7});
+    cout << ci.point << " [" << ci.lo << ", " << ci.hi << "]\n";
+    CHECK(ci.lo <= ci.point);
+  }
+  {
+    // stats/throughput.hpp
+    ThroughputPool a{.e2e = m4a_e2e, .ok = 100, .wall_s = 16.5}, b{.e2e = m4b_e2e, .ok = 100, .wall_s = 43.3};
+    Interval one = throughput_interval(a, {.resamples = 2000, .seed = 7});    // req/s
+    Interval gain = throughput_change(a, b, {.resamples = 2000, .seed = 7});  // b / a - 1
+    CHECK(one.point == Approx(100 / 16.5));
+    CHECK(gain.point == Approx(16.5 / 43.3 - 1));
+  }
+}
+
+TEST_CASE("header examples: record, verdict and render") {
+  std::ostringstream cout;
+  RunRecord run = load_run_with_requests(baseline_dir);
+  {
+    // record/labels.hpp
+    Arm a = parse_arm("m4b");             // throws Error(bad_input) for another name
+    std::string_view phase = to_string(Phase::warm_disk);  // "warm-disk"
+    std::string_view kind = stage_kind(Stage::encode);     // "measured"
+    int code = verdict_exit_code(Verdict::no_go);          // 10
+    CHECK(a == Arm::m4b);
+    CHECK(phase == "warm-disk");
+    CHECK(kind == "measured");
+    CHECK(code == 10);
+  }
+  {
+    // record/cell_key.hpp
+    CellKey k{"fish-s2-pro", Arm::m4a, Phase::cold, 8, 0};
+    CHECK(k.id() == "fish-s2-pro/m4a/cold/c8/r0");
+    CHECK(k.group().label() == "fish-s2-pro/m4a/cold/c8");
+  }
+  {
+    // record/request_record.hpp
+    RequestRecord r;  r.outcome = "encoded";  r.e2e_s = 1.2;
+    bool ok = r.ok();                  // false only for "failed"
+    double e2e = r.seconds(Stage::e2e);  // 1.2
+    CHECK(ok);
+    CHECK(e2e == 1.2);
+  }
+  {
+    // record/run_record.hpp
+    for (const Cell& c : run.cells) cout << c.key.id() << ' ' << c.stage(Stage::e2e).p95 << '\n';
+    double first = run.requests_of(run.cells[0].key)[0].e2e_s;
+    Verdict v = run.gate->models[0].verdict;
+    CHECK(first > 0);
+    CHECK(v == Verdict::no_go);
+  }
+  {
+    // record/record_json.hpp
+    nlohmann::json j = to_json(run);                          // report.json's content
+    RunRecord back = run_from_json(j, "runs/x/report.json");  // throws Error(bad_input) naming the field
+    std::string line = to_json(run.requests_of(run.cells[0].key)[0]).dump();
+    CHECK(back.cells.size() == run.cells.size());
+    CHECK_FALSE(line.empty());
+  }
+  {
+    // record/cell_groups.hpp
+    for (const auto& [key, g] : group_cells(run)) {
+      std::vector<double> e2e = g.samples(Stage::e2e);  // successful requests' E2E, repeats pooled
+      ThroughputPool pool = g.throughput_pool();        // for throughput_interval / throughput_change
+      CHECK(pool.e2e == e2e);
+    }
+  }
+  {
+    // record/run_folder.hpp (the writing half compiled, not run: it writes into runs/x)
+    auto write = [&] { write_run("runs/x", run, summary_markdown(run)); };
+    (void)write;
+    const auto& rows = run.requests_of(run.cells[0].key);   // empty when !run.have_requests
+    CHECK_FALSE(rows.empty());
+  }
+  {
+    // record/schema_validator.hpp
+    std::ifstream in(std::string(REFENC_SOURCE_DIR) + "/reports/report.schema.json");
+    nlohmann::json schema = nlohmann::json::parse(in);
+    nlohmann::json report = to_json(run);
+    std::vector<std::string> errors = validate_schema(schema, report);   // empty = valid
+    CHECK(errors.empty());
+  }
+  {
+    // verdict/gate.hpp and record/gate_report.hpp
+    GateReport g = evaluate_gate(run, run.gate_options());
+    cout << format_gate(g);   // render/text_report.hpp; exit with g.exit_code
+    bool no_go = g.models[0].verdict == Verdict::no_go;
+    double lo = g.models[0].levels[0].p95_e2e_reduction.lo;   // levels: one per profiled concurrency
+    CHECK(no_go);
+    CHECK(lo < 0);
+  }
+  {
+    // verdict/compare.hpp, record/comparison.hpp, render/text_report.hpp
+    std::string base = baseline_dir, cur = baseline_dir;
+    CompareResult c = compare_runs(load_run_with_requests(base), load_run_with_requests(cur), {.threshold = 0.10});
+    int exit_code = c.regressions > 0 ? compare_exit_regression : 0;
+    CompareResult& result = c;
+    for (const CellChange& c : result.cells)
+      for (const MetricChange& m : c.metrics) if (m.regression) std::cout << c.group.label() << ' ' << to_string(m.metric);
+    cout << summary_table(run) << format_gate(*run.gate);
+    cout << format_compare(c);
+    CHECK(exit_code == 0);
+  }
+  {
+    // render/html_report.hpp (writing compiled, not run)
+    RunRecord base = run, cur = run;
+    auto write = [] { std::string path = write_html_report("runs/20261202-143000-nightly"); };
+    (void)write;
+    std::string page = render_html_report(load_run(baseline_dir));
+    std::string diff = render_compare_html(base, cur, compare_runs(base, cur, {.resamples = 100}));
+    CHECK(page.find("<svg") != std::string::npos);
+    CHECK(diff.find("<svg") != std::string::npos);
+  }
+  {
+    // render/svg_chart.hpp
+    svg::LineChart c{.x_label = "E2E latency (ms)", .y_label = "fraction of requests"};
+    c.series.push_back({.name = "M4a cold", .colour = svg::palette::blue, .points = {{1, 0.5}, {2, 1}}, .step = true});
+    std::string markup = svg::render(c);
+    CHECK(markup.rfind("<svg", 0) == 0);
+  }
+}
+
+TEST_CASE("header examples: run") {
+  std::ostringstream cout;
+  auto examples = [&] {
+    {
+      // run/manifest.hpp
+      refenc::profile::Manifest m = refenc::profile::load_manifest("workloads/nightly.json");
+      for (const auto& model : m.models) cout << model.name << ": scale " << model.encoder.scale << '\n';
+      bool cold_first = m.phases[0].kind == refenc::profile::Phase::cold;
+      (void)cold_first;
+      // run/reference_set.hpp
+      Manifest& manifest = m;
+      auto set = refenc::profile::make_reference_set(manifest.references, manifest.seed);
+      const ReferenceItem& r = set[3];   // r.wav (bytes) or r.path, r.seconds, r.id
+      (void)r;
+      // run/run_context.hpp
+      auto library_context = [] { return LibraryContext{.version = "1.13.0"}; };
+      RunContext ctx = make_context(manifest);
+      ctx.libtorch = library_context();   // e.g. from the CLI's LibTorch probe
+    }
+    {
+      // run/profiler.hpp
+      BackendFactory my_factory = [](const ModelSpec& spec) -> std::unique_ptr<ModelBackend> {
+        return std::make_unique<FakeBackend>(fake_info(spec.name, true), true);
+      };
+      ProfileOptions o{.out_dir = "runs/x"};
+      ProfileResult r = run_profile(load_manifest("workloads/smoke.json"), my_factory, o);
+      int exit_code = r.run.gate->exit_code;  // r.run is the typed record written to runs/x
+      (void)exit_code;
+    }
+    {
+      // run/telemetry.hpp
+      auto run_cell = [] {};
+      TelemetrySampler sampler;            // starts sampling every 250 ms
+      run_cell();
+      TelemetrySummary t = sampler.stop();  // t.cpu.process_mean, t.gpu.available, t.gpu.reason
+      // record/telemetry_summary.hpp
+      if (!t.gpu.available) std::cout << t.gpu.reason;
+    }
+    {
+      // run/synthesis_model.hpp
+      ModelSpec spec;
+      double ref_seconds = 4;
+      std::string text = "Hello.";
+      SynthesisModel synth(spec.synthesis);
+      SynthesisTiming t = synth.run(ref_seconds * 21.5, synth.text_tokens(text));   // sleeps
+      double first = t.first_audio_s, end = t.end_s;
+      (void)first, (void)end;
+    }
+    {
+      // run/workload_specs.hpp
+      GateSpec g;                 // 15% p95 reduction or 20% throughput gain, 2000 resamples, 95%
+      GateOptions o{g, 20261202}; // what the gate runs with: the spec and the run's seed
+      (void)o;
+    }
+  };
+  (void)examples;
+
+  // The cheap ones run: a backend's service handle, the runner and a cell's metrics.
+  auto hook = std::make_shared<FakeHook>();
+  ServiceOptions opts;
+  std::shared_ptr<FakeTier> tier;
+  using Service = FakeService;
+  ReferenceItem ref{"ref0", "", nullptr, 2.0, 24000};
+  WorkItem item{0, &ref, "Hello.", "Hi."};
+  // run/model_backend.hpp
+  auto handle = make_service_handle(std::make_shared<Service>(hook, opts, tier),
+                                    [](const WorkItem& w) { return w.reference->id + "|" + w.ref_text; });
+  RequestTrace t;
+  handle->encode(item, t);      // throws on failure; t is filled by the service
+  std::uint64_t misses = handle->stats().misses;
+  CHECK(misses == 1);
+  // run/runner.hpp
+  std::vector<WorkItem> items{item, item};
+  SynthesisModel synth(SynthesisSpec{.source = "test"}, false);
+  double frame_rate = 12.5;
+  ServiceStats before = handle->stats();
+  RunOptions o{.concurrency = 8};
+  RunResult r = run_requests(*handle, items, o, &synth, frame_rate);
+  bool late = r.generator_behind;  double e2e = r.records[0].e2e_s;
+  CHECK_FALSE(late);
+  CHECK(e2e > 0);
+  // run/cell_metrics.hpp
+  RunResult& run = r;
+  ServiceStats after = handle->stats();
+  TelemetrySummary telemetry;
+  Cell cell = make_cell({"fish-s2-pro", Arm::m4a, Phase::cold, 8, 0}, run, after.minus(before), telemetry,
+                        /*open_loop=*/false, /*batching_active=*/false);
+  double p95 = cell.stage(Stage::e2e).p95;
+  CHECK(p95 > 0);
+}
