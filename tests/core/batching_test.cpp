@@ -122,6 +122,10 @@ TEST_CASE("batching: a failed batch is retried per item; a bad item fails only i
   auto st = s.stats();
   CHECK(st.failed == 1);
   CHECK(st.entries == 2);
+  CHECK(st.failed_batches == 1);  // only successful batches count in batches and batched_items
+  CHECK(st.batches == 0);
+  CHECK(st.batched_items == 0);
+  CHECK(st.batch_sizes[2] == 0);
 }
 
 TEST_CASE("batching: a batch returning the wrong number of artifacts is a failed batch") {
@@ -133,6 +137,8 @@ TEST_CASE("batching: a batch returning the wrong number of artifacts is a failed
   CHECK(a.get() == Artifact(4, 1));
   CHECK(b.get() == Artifact(4, 2));
   CHECK(hook->total_encodes() == 2);
+  CHECK(s.stats().failed_batches == 1);
+  CHECK(s.stats().batches == 0);
 }
 
 TEST_CASE("batching: uncacheable items batch and are never inserted") {
