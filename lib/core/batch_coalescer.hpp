@@ -104,6 +104,12 @@ class BatchCoalescer {
     return stats_;
   }
 
+  /// Items waiting in the queue now (not yet taken into a batch).
+  std::size_t queued() const {
+    std::lock_guard lock(mutex_);
+    return queue_.size();
+  }
+
  private:
   struct Slot {
     const InputT* item = nullptr;

@@ -37,7 +37,8 @@ namespace refenc {
 
 /// What a running encode may ask the service: whether every caller waiting for its result has given
 /// up (cancelled, or past its deadline). The result would then be discarded, so the encode may stop
-/// early by throwing anything. A default-constructed context is never cancelled.
+/// early by throwing anything. A default-constructed context is never cancelled. A context is valid
+/// only during the call it was passed to.
 class EncodeContext {
  public:
   EncodeContext() = default;
