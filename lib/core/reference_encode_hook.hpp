@@ -42,13 +42,13 @@ namespace refenc {
 class EncodeContext {
  public:
   EncodeContext() = default;
-  /// `stop` is signalled when everyone gave up; `poll`, when given, is consulted by cancel_requested()
-  /// as well (it notices deadlines, which signal nothing by themselves).
+  /// `stop` is signalled when everyone gave up; `poll`, when given, is called by cancel_requested()
+  /// first (it notices deadlines, which signal nothing by themselves, and may request `stop`).
   explicit EncodeContext(std::stop_token stop, std::function<bool()> poll = {})
       : stop_(std::move(stop)), poll_(std::move(poll)) {}
 
   /// True once nobody waits for this encode any more. Cheap; meant to be polled between steps.
-  bool cancel_requested() const { return stop_.stop_requested() || (poll_ && poll_()); }
+  bool cancel_requested() const { return (poll_ && poll_()) || stop_.stop_requested(); }
   /// Signalled when a stop request makes everyone give up, for std::stop_callback; a deadline shows
   /// here only once cancel_requested() (or the service) has noticed it.
   const std::stop_token& stop_token() const noexcept { return stop_; }

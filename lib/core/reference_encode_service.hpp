@@ -41,6 +41,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -219,7 +220,9 @@ class ReferenceEncodeService {
     std::condition_variable_any cv;        ///< _any: a follower's wait also ends on its stop token.
     int waiters = 1;                       ///< Callers still waiting, the leader's caller included.
     bool abandoned = false;                ///< Every caller gave up: the result is discarded.
-    std::stop_source stop;                 ///< Requested once abandoned (EncodeContext's token).
+    /// Requested once abandoned (EncodeContext's token). Only a flight whose leader's caller can give
+    /// up can be abandoned (it is the one waiter that no timeout removes), so only such a flight has one.
+    std::stop_source stop{std::nostopstate};
   };
 
   static void mark(RequestTrace* t, Clock::time_point RequestTrace::*field) {
@@ -281,7 +284,8 @@ class ReferenceEncodeService {
         ++counters_.uncacheable;
       }
       // The caller is the only one waiting: its own stop and deadline are the encode's.
-      const EncodeContext ctx(call.stop, [&call] { return given_up(call).has_value(); });
+      auto past_deadline = [&call] { return Clock::now() >= *call.deadline; };
+      const EncodeContext ctx = call.deadline ? EncodeContext(call.stop, past_deadline) : EncodeContext(call.stop);
       std::optional<ArtifactT> out;
       try {
         out.emplace(encode(*input, trace, ctx));
@@ -322,6 +326,7 @@ class ReferenceEncodeService {
       }
       ++counters_.misses;
       flight = std::make_shared<Flight>();
+      if (call.stop.stop_possible() || call.deadline) flight->stop = std::stop_source();
       inflight_.emplace(*key, flight);
     }
     return lead(*input, *key, flight, trace, call);
@@ -373,10 +378,13 @@ class ReferenceEncodeService {
       }
       if (abandoned) flight->stop.request_stop();
     };
-    const EncodeContext ctx(flight->stop.get_token(), [&] {
-      if (call.deadline && Clock::now() >= *call.deadline) give_up(ErrorKind::timeout);
-      return flight->stop.stop_requested();  // the last caller to leave requests it
-    });
+    // A deadline signals nothing by itself: a poll of the hook notices it.
+    auto notice_deadline = [&] {
+      if (Clock::now() >= *call.deadline) give_up(ErrorKind::timeout);
+      return false;  // the flight's stop, requested if this caller was the last, is the answer
+    };
+    const EncodeContext ctx = call.deadline ? EncodeContext(flight->stop.get_token(), std::ref(notice_deadline))
+                                            : EncodeContext(flight->stop.get_token());
 
     std::shared_ptr<const StoredT> stored;
     std::shared_ptr<void> lease;  // other processes sharing the tier wait for this one's entry
