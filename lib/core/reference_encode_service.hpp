@@ -13,7 +13,8 @@
 //      waiters, leave the in-flight map; then write through to the second tier.
 //
 // Failures are never cached; the next request for the key leads a new attempt. Every path, failing
-// ones included, removes the in-flight entry before its waiters wake.
+// ones included, takes its flight out of the in-flight map (unless forget or abandonment already
+// did) before its waiters wake.
 //
 // Giving up (CallOptions: a deadline, a stop token) is per caller, like Go's singleflight with
 // Forget: a caller that gives up gets Error(timeout) or Error(cancelled) and leaves the others alone.
