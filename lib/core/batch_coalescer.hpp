@@ -3,7 +3,9 @@
 // Callers (the service's cache-miss leaders) block in `submit`; one worker thread drains the queue up
 // to `max_batch_size` items or until the oldest item has waited `max_batch_wait`, whichever comes
 // first, and calls the batch function once. A failed batch (an exception, or a wrong number of
-// results) hands every item back to its caller with no result, and the caller retries it alone.
+// results) hands every item back to its caller with no result, and the caller retries it alone. An
+// item whose stop token is signalled while it is still queued leaves the queue (Error(cancelled));
+// once taken into a batch it runs to the end of that batch.
 //
 //   BatchCoalescer<Clip, Codes> q([&](std::span<const Clip* const> xs) { return hook.encode_batch(xs); },
 //                                 /*max_batch_size=*/8, std::chrono::milliseconds(4));
@@ -22,6 +24,7 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <stop_token>
 #include <thread>
 #include <vector>
 
@@ -36,10 +39,11 @@ class BatchCoalescer {
   using BatchFn = std::function<std::vector<ArtifactT>(std::span<const InputT* const>)>;
 
   struct Stats {
-    std::uint64_t batches = 0;        ///< Batch function calls.
-    std::uint64_t batched_items = 0;  ///< Items passed to batch function calls.
-    std::uint64_t failed_batches = 0;
-    std::array<std::uint64_t, 16> sizes{};  ///< sizes[i]: batches of size i+1 (last bucket: 16+).
+    std::uint64_t batches = 0;        ///< Successful batch function calls.
+    std::uint64_t batched_items = 0;  ///< Items encoded by successful batch function calls.
+    std::uint64_t failed_batches = 0; ///< Batch function calls that threw or returned a wrong count.
+    std::uint64_t dropped = 0;        ///< Items that left the queue on a stop request.
+    std::array<std::uint64_t, 16> sizes{};  ///< sizes[i]: successful batches of size i+1 (last: 16+).
   };
 
   BatchCoalescer(BatchFn batch, std::size_t max_batch_size, std::chrono::microseconds max_batch_wait)
@@ -55,16 +59,25 @@ class BatchCoalescer {
 
   /// Queues `item` (which must outlive the call) and blocks until a batch has encoded it. Returns the
   /// artifact, or no value when its batch failed (the caller then encodes it alone). Throws
-  /// Error(closed) when the coalescer is closed before the item is taken into a batch.
-  std::optional<ArtifactT> submit(const InputT& item, int* batch_size = nullptr) {
+  /// Error(closed) when the coalescer is closed before the item is taken into a batch, and
+  /// Error(cancelled) when `stop` is signalled before then (the item leaves the queue).
+  std::optional<ArtifactT> submit(const InputT& item, int* batch_size = nullptr, std::stop_token stop = {}) {
     Slot slot;
     slot.item = &item;
     std::unique_lock lock(mutex_);
     if (closed_) throw Error(ErrorKind::closed, "service is closed");
+    if (stop.stop_requested()) throw Error(ErrorKind::cancelled, "cancelled before it was queued for a batch");
     slot.enqueued = Clock::now();
     queue_.push_back(&slot);
     work_cv_.notify_one();
-    done_cv_.wait(lock, [&] { return slot.done; });
+    if (!done_cv_.wait(lock, stop, [&] { return slot.done; })) {
+      if (auto it = std::find(queue_.begin(), queue_.end(), &slot); it != queue_.end()) {
+        queue_.erase(it);  // not taken yet: drop it
+        ++stats_.dropped;
+        throw Error(ErrorKind::cancelled, "cancelled while queued for a batch");
+      }
+      done_cv_.wait(lock, [&] { return slot.done; });  // in a batch now: the worker still uses the slot
+    }
     if (slot.closed) throw Error(ErrorKind::closed, "service closed while the request waited for a batch");
     if (batch_size) *batch_size = slot.batch_size;
     return std::move(slot.result);
@@ -91,6 +104,12 @@ class BatchCoalescer {
     return stats_;
   }
 
+  /// Items waiting in the queue now (not yet taken into a batch).
+  std::size_t queued() const {
+    std::lock_guard lock(mutex_);
+    return queue_.size();
+  }
+
  private:
   struct Slot {
     const InputT* item = nullptr;
@@ -109,6 +128,7 @@ class BatchCoalescer {
       const auto deadline = queue_.front()->enqueued + max_batch_wait_;
       work_cv_.wait_until(lock, deadline, [&] { return closed_ || queue_.size() >= max_batch_size_; });
       if (closed_) return;
+      if (queue_.empty()) continue;  // every item waiting left on a stop request
       const std::size_t n = std::min(queue_.size(), max_batch_size_);
       std::vector<Slot*> slots(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
       queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
@@ -127,10 +147,13 @@ class BatchCoalescer {
       }
 
       lock.lock();
-      ++stats_.batches;
-      stats_.batched_items += n;
-      ++stats_.sizes[std::min<std::size_t>(n, stats_.sizes.size()) - 1];
-      if (!ok) ++stats_.failed_batches;
+      if (ok) {
+        ++stats_.batches;
+        stats_.batched_items += n;
+        ++stats_.sizes[std::min<std::size_t>(n, stats_.sizes.size()) - 1];
+      } else {
+        ++stats_.failed_batches;
+      }
       for (std::size_t i = 0; i < n; ++i) {
         slots[i]->batch_size = static_cast<int>(n);
         if (ok) slots[i]->result.emplace(std::move(out[i]));
@@ -145,7 +168,7 @@ class BatchCoalescer {
   const std::chrono::microseconds max_batch_wait_;
   mutable std::mutex mutex_;
   std::condition_variable work_cv_;
-  std::condition_variable done_cv_;
+  std::condition_variable_any done_cv_;  // _any: waits can end on a stop token
   std::deque<Slot*> queue_;
   bool closed_ = false;
   Stats stats_;

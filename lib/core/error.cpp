@@ -12,6 +12,7 @@ std::string_view to_string(ErrorKind kind) noexcept {
     case ErrorKind::config: return "config";
     case ErrorKind::io: return "io";
     case ErrorKind::closed: return "closed";
+    case ErrorKind::cancelled: return "cancelled";
   }
   return "unknown";
 }
@@ -24,6 +25,7 @@ int exit_code(ErrorKind kind) noexcept {
     case ErrorKind::timeout: return 5;
     case ErrorKind::io: return 6;
     case ErrorKind::closed: return 7;
+    case ErrorKind::cancelled: return 8;
   }
   return 1;
 }

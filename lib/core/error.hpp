@@ -6,7 +6,7 @@
 //
 //   try { service.get_or_encode(req, "clip.flac"); }
 //   catch (const refenc::Error& e) {
-//     if (e.kind() == refenc::ErrorKind::bad_input) ...;
+//     if (e.kind() == refenc::ErrorKind::bad_input) reject(req);
 //     std::cerr << e.what() << '\n';   // "clip.flac: not an audio file: ..."
 //   }
 #pragma once
@@ -21,10 +21,11 @@ namespace refenc {
 enum class ErrorKind {
   bad_input,  ///< The request's own input is wrong (unreadable audio, bad manifest field, ...).
   encode,     ///< The encoder failed on an input it accepted.
-  timeout,    ///< A wait ran past its limit (a follower waiting on a leader).
+  timeout,    ///< A wait ran past its limit (a caller's deadline, a follower waiting on a leader).
   config,     ///< The configuration is invalid (options, model names, capacities).
   io,         ///< The file system or the environment failed (write, rename, permissions).
   closed,     ///< The service was closed while the request waited.
+  cancelled,  ///< The caller asked to stop waiting (its stop token was signalled).
 };
 
 /// Short lower-case name of a kind ("bad input", "encode failure", ...).

@@ -10,12 +10,12 @@
 // writer holds until it is done).
 //
 //   ReadMostlyLock lock;
-//   if (ReadMostlyLock::Reader r(lock); r) { ...read the shared structure... }
-//   else { std::lock_guard g(mutex); ...read it under the writers' mutex... }
+//   if (ReadMostlyLock::Reader r(lock); r) { /* read the shared structure */ }
+//   else { std::lock_guard g(mutex); /* read it under the writers' mutex */ }
 //
 //   std::lock_guard g(mutex);
 //   ReadMostlyLock::Writer w(lock);   // waits for readers inside; turns new ones away
-//   ...modify...
+//   /* modify the shared structure */
 #pragma once
 
 #include <array>

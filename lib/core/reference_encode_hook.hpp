@@ -8,24 +8,55 @@
 //     Clip normalize_input(const ClipRequest& r) override { return decode(r); }
 //     std::optional<refenc::ReferenceEncodeKey> cache_key(const Clip& c) override { return key_of(c); }
 //     Codes encode_one(const Clip& c) override { return net(c); }
+//     Codes encode_one_cancellable(const Clip& c, const refenc::EncodeContext& ctx) override {
+//       return net(c, [&] { return ctx.cancel_requested(); });  // net polls it between layers
+//     }
 //     Codes store_artifact(const Codes& a) override { return a.compact(); }
 //     Codes load_artifact(const Codes& s) override { return s.widened_copy(); }
 //     std::size_t stored_bytes(const Codes& s) const override { return s.bytes(); }
 //   };
 //
-// Every method may be called from many threads at once; a hook must be thread-safe.
+// Every method may be called from many threads at once; a hook must be thread-safe. A hook whose
+// encode can stop early when every caller has given up also overrides `encode_one_cancellable`
+// (the default calls encode_one).
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <span>
+#include <stop_token>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
 #include "core/reference_encode_key.hpp"
 
 namespace refenc {
+
+/// What a running encode may ask the service: whether every caller waiting for its result has given
+/// up (cancelled, or past its deadline). The result would then be discarded, so the encode may stop
+/// early by throwing anything. A default-constructed context is never cancelled. A context is valid
+/// only during the call it was passed to.
+class EncodeContext {
+ public:
+  EncodeContext() = default;
+  /// `stop` is signalled when everyone gave up; `poll`, when given, is called by cancel_requested()
+  /// first (it notices deadlines, which signal nothing by themselves, and may request `stop`).
+  explicit EncodeContext(std::stop_token stop, std::function<bool()> poll = {})
+      : stop_(std::move(stop)), poll_(std::move(poll)) {}
+
+  /// True once nobody waits for this encode any more. Cheap; meant to be polled between steps.
+  bool cancel_requested() const { return (poll_ && poll_()) || stop_.stop_requested(); }
+  /// Signalled when a stop request makes everyone give up, for std::stop_callback; a deadline shows
+  /// here only once cancel_requested() (or the service) has noticed it.
+  const std::stop_token& stop_token() const noexcept { return stop_; }
+
+ private:
+  std::stop_token stop_;
+  std::function<bool()> poll_;
+};
 
 /// InputT: the normalized input an encode consumes. ArtifactT: what callers receive (caller-owned).
 /// StoredT: what the cache holds (cache-owned, immutable once stored). RawT: what callers pass to
@@ -56,6 +87,13 @@ class ReferenceEncodeHook {
 
   /// Encodes one input. May throw; the failure reaches the caller and every same-key waiter.
   virtual ArtifactT encode_one(const InputT& item) = 0;
+
+  /// What the service calls to encode one input: encode_one with a way to notice that nobody waits
+  /// for the result any more (see EncodeContext). The default ignores `ctx` and calls encode_one.
+  virtual ArtifactT encode_one_cancellable(const InputT& item, const EncodeContext& ctx) {
+    (void)ctx;
+    return encode_one(item);
+  }
 
   /// The cache-owned form of an artifact (e.g. detached CPU tensors in the smallest lossless dtype).
   virtual StoredT store_artifact(const ArtifactT& artifact) = 0;

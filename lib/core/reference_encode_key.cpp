@@ -3,6 +3,8 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <string_view>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -11,15 +13,90 @@
 
 namespace refenc {
 
-std::string ReferenceEncodeKey::canonical() const {
-  // nlohmann::json objects are std::map-backed: keys come out sorted.
-  nlohmann::json j = {
-      {"model_id", model_id},         {"model_revision", model_revision},
-      {"encoder_id", encoder_id},     {"encoder_config_hash", encoder_config_hash},
-      {"artifact_kind", artifact_kind}, {"input_key", input_key},
-      {"options_key", options_key},
+namespace {
+[[noreturn]] void not_utf8(const char* field, std::size_t at) {
+  throw Error(ErrorKind::bad_input,
+              std::string("key field ") + field + " is not valid UTF-8 (byte " + std::to_string(at) + ")");
+}
+
+/// Appends `s` as a JSON string the way Python's json.dumps does by default (ensure_ascii=True):
+/// printable ASCII (0x20..0x7e) as is except `"` and the backslash, which are escaped; \b \f \n \r \t as
+/// short escapes; every other code point as \uXXXX (lower-case hex), above U+FFFF as a UTF-16
+/// surrogate pair. Throws Error(bad_input) for bytes that are not well-formed UTF-8.
+void append_json_string(std::string& out, std::string_view s, const char* field) {
+  static constexpr char hex[] = "0123456789abcdef";
+  auto u_escape = [&](std::uint32_t u) {
+    out += "\\u";
+    for (int shift = 12; shift >= 0; shift -= 4) out += hex[(u >> shift) & 0xf];
   };
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  auto bad = [&](std::size_t at) { not_utf8(field, at); };
+  out += '"';
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\b': out += "\\b"; break;
+        case '\f': out += "\\f"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+          if (c < 0x20 || c == 0x7f) u_escape(c);
+          else out += static_cast<char>(c);
+      }
+      ++i;
+      continue;
+    }
+    // Multi-byte sequence: strict UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF).
+    std::size_t n = 0;
+    std::uint32_t cp = 0, min = 0;
+    if (c >= 0xc2 && c <= 0xdf) n = 2, cp = c & 0x1f, min = 0x80;
+    else if (c >= 0xe0 && c <= 0xef) n = 3, cp = c & 0x0f, min = 0x800;
+    else if (c >= 0xf0 && c <= 0xf4) n = 4, cp = c & 0x07, min = 0x10000;
+    else not_utf8(field, i);
+    if (i + n > s.size()) bad(i);
+    for (std::size_t k = 1; k < n; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xc0) != 0x80) bad(i + k);
+      cp = (cp << 6) | (cc & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) bad(i);
+    if (cp >= 0x10000) {
+      cp -= 0x10000;
+      u_escape(0xd800 + (cp >> 10));
+      u_escape(0xdc00 + (cp & 0x3ff));
+    } else {
+      u_escape(cp);
+    }
+    i += n;
+  }
+  out += '"';
+}
+}  // namespace
+
+std::string ReferenceEncodeKey::canonical() const {
+  // Python: json.dumps(fields, sort_keys=True, separators=(",", ":")), ensure_ascii left at True.
+  const std::pair<const char*, const std::string*> sorted[] = {
+      {"artifact_kind", &artifact_kind}, {"encoder_config_hash", &encoder_config_hash},
+      {"encoder_id", &encoder_id},       {"input_key", &input_key},
+      {"model_id", &model_id},           {"model_revision", &model_revision},
+      {"options_key", &options_key},
+  };
+  std::string out;
+  out.reserve(160 + model_id.size() + model_revision.size() + encoder_id.size() + encoder_config_hash.size() +
+              artifact_kind.size() + input_key.size() + options_key.size());
+  out += '{';
+  for (const auto& [name, value] : sorted) {
+    if (out.size() > 1) out += ',';
+    out += '"';
+    out += name;
+    out += "\":";
+    append_json_string(out, *value, name);
+  }
+  out += '}';
+  return out;
 }
 
 std::string ReferenceEncodeKey::digest() const { return sha256_hex(canonical()); }

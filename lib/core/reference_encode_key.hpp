@@ -28,9 +28,13 @@ struct ReferenceEncodeKey {
 
   friend bool operator==(const ReferenceEncodeKey&, const ReferenceEncodeKey&) = default;
 
-  /// JSON object of the seven fields with sorted keys and no whitespace: stable across processes.
+  /// JSON object of the seven fields with sorted keys and no whitespace, byte for byte what Python's
+  /// `json.dumps(fields, sort_keys=True, separators=(",", ":"))` writes (ensure_ascii: non-ASCII as
+  /// \uXXXX, astral characters as surrogate pairs, control characters and DEL as \u00XX except the
+  /// short escapes \b \f \n \r \t). Stable across processes and languages. Throws Error(bad_input)
+  /// when a field is not well-formed UTF-8.
   std::string canonical() const;
-  /// Lower-case hex SHA-256 of canonical().
+  /// Lower-case hex SHA-256 of the UTF-8 bytes of canonical() (throws as canonical() does).
   std::string digest() const;
   /// Parses canonical() output back; throws Error(bad_input) on anything else.
   static ReferenceEncodeKey from_canonical(const std::string& text);

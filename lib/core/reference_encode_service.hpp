@@ -6,18 +6,33 @@
 //   2. memory hit  -> load_artifact from the cached shared_ptr<const StoredT>, without the mutex: hits
 //      run in ReadMostlyLock read sections, so concurrent hits write no shared cache line; only
 //      inserting into (or clearing) the memory tier waits for the read sections in progress;
-//   3. same key in flight -> wait for that leader (up to `timeout`), then load its result or rethrow a
-//      copy of its error with this caller's context;
+//   3. same key in flight -> wait for that leader (up to `timeout`, the caller's deadline or its stop
+//      request), then load its result or rethrow a copy of its error with this caller's context;
 //   4. otherwise lead: second tier (if any), else encode (alone, or through the batch queue when M4b is
 //      on), store_artifact, revalidate, insert (unless too large or revalidate said no), resolve the
 //      waiters, leave the in-flight map; then write through to the second tier.
 //
 // Failures are never cached; the next request for the key leads a new attempt. Every path, failing
-// ones included, removes the in-flight entry before its waiters wake.
+// ones included, takes its flight out of the in-flight map (unless forget or abandonment already
+// did) before its waiters wake.
+//
+// Giving up (CallOptions: a deadline, a stop token) is per caller, like Go's singleflight with
+// Forget: a caller that gives up gets Error(timeout) or Error(cancelled) and leaves the others alone.
+// Only when every caller of a flight has given up is the flight abandoned: it leaves the in-flight map
+// (the next call starts afresh), the encode is asked to stop (EncodeContext), and whatever it returns
+// is discarded, never cached. The leader's caller is the thread running the encode, so when it gives
+// up while followers remain, its thread keeps encoding for them and gets its error when that ends.
+// `forget(key)` drops a key and detaches its flight: the flight's waiters still get its result, but
+// it is not cached (a voice deleted while it was being encoded stays deleted).
 //
 //   auto hook = std::make_shared<FishHook>(options);
 //   ReferenceEncodeService<Ref, Artifact, Artifact, Request> service(hook, {.max_bytes = 256 << 20});
 //   Artifact codes = service.get_or_encode(request, "user 42 clip");
+//   std::stop_source client_gone;
+//   codes = service.get_or_encode(request, "user 42 clip", nullptr,
+//                                 {.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5),
+//                                  .stop = client_gone.get_token()});
+//   service.forget(*hook->cache_key(hook->normalize_input(request)));   // the voice was deleted
 //   service.stats().hits;
 #pragma once
 
@@ -25,9 +40,13 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -54,6 +73,17 @@ struct ServiceOptions {
   std::string log_prefix;                        ///< Prepended to this service's log lines.
   std::size_t max_batch_size = 1;                ///< M4b: > 1 enables batching for hooks that can batch.
   std::chrono::microseconds max_batch_wait{0};   ///< M4b: longest a queued item waits for company.
+};
+
+/// Per-call limits of get_or_encode. A caller that reaches one gets an error of its own; the encode
+/// goes on for the callers that remain and stops only when none does.
+struct CallOptions {
+  /// Give up at this time with Error(timeout). A follower also gives up after ServiceOptions::timeout.
+  /// The caller that leads notices its deadline when the encode ends or the hook polls
+  /// EncodeContext::cancel_requested().
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  /// Give up, with Error(cancelled), when a stop is requested on it (a client gone, a request aborted).
+  std::stop_token stop;
 };
 
 template <class InputT, class ArtifactT, class StoredT, class RawT = InputT>
@@ -86,14 +116,20 @@ class ReferenceEncodeService {
 
   /// The artifact for `raw`, caller-owned. Throws an Error (its own object, whose message starts with
   /// `desc` when given): the hook's bad_input/encode errors, timeout for a follower that waited too
-  /// long, closed after close(). `trace`, when given, receives timestamps and the outcome.
-  ArtifactT get_or_encode(const RawT& raw, std::string_view desc = {}, RequestTrace* trace = nullptr) {
+  /// long or a caller past its deadline, cancelled for a caller whose stop was requested, closed after
+  /// close(). `trace`, when given, receives timestamps and the outcome.
+  ArtifactT get_or_encode(const RawT& raw, std::string_view desc = {}, RequestTrace* trace = nullptr,
+                          const CallOptions& call = {}) {
     if (trace) {
       *trace = RequestTrace{};
       trace->start = RequestTrace::Clock::now();
     }
     try {
-      ArtifactT out = lookup_or_encode(raw, trace);
+      if (std::optional<ErrorKind> gone = given_up(call)) {
+        count_given_up(*gone, trace);
+        throw given_up_error(*gone);
+      }
+      ArtifactT out = lookup_or_encode(raw, trace, call);
       if (trace) trace->end = RequestTrace::Clock::now();
       return out;
     } catch (...) {
@@ -112,6 +148,7 @@ class ReferenceEncodeService {
       std::lock_guard lock(mutex_);
       s = counters_;
       s.hits = hits_.load();
+      s.encode_ns = encode_ns_.load(std::memory_order_relaxed);
       s.entries = cache_.size();
       s.bytes = cache_.bytes();
       s.evictions = cache_.evictions();
@@ -120,6 +157,7 @@ class ReferenceEncodeService {
       auto b = batcher_->stats();
       s.batches = b.batches;
       s.batched_items = b.batched_items;
+      s.failed_batches = b.failed_batches;
       s.batch_sizes = b.sizes;
     }
     if (tier_) s.tier = tier_->stats();
@@ -134,6 +172,17 @@ class ReferenceEncodeService {
     std::lock_guard lock(mutex_);
     ReadMostlyLock::Writer writer(readers_);
     cache_.clear();
+  }
+
+  /// Invalidates `key`: drops its memory-tier entry and detaches an encode of it in flight, whose
+  /// callers still get its result but which is neither cached nor written to the second tier; the
+  /// next call for the key starts a new encode. The second tier's own entry is the caller's to delete
+  /// (before calling this, so that no new encode reads it back). True when there was anything to drop.
+  bool forget(const ReferenceEncodeKey& key) {
+    std::lock_guard lock(mutex_);
+    const bool detached = inflight_.erase(key) > 0;
+    ReadMostlyLock::Writer writer(readers_);  // a hit may be copying the entry
+    return cache_.erase(key) || detached;
   }
 
   /// Stops the batch worker and fails queued batch waiters with Error(closed); later calls throw
@@ -162,20 +211,60 @@ class ReferenceEncodeService {
  private:
   using Clock = RequestTrace::Clock;
 
-  /// One in-flight encode. Guarded by the service mutex; waiters block on `cv`.
+  /// One in-flight encode. Guarded by the service mutex; waiters block on `cv`. It is the key's
+  /// *current* flight while inflight_ maps the key to it; only a current flight caches its result.
   struct Flight {
     bool done = false;
     std::shared_ptr<const StoredT> value;  ///< Set on success.
     ErrorKind error_kind = ErrorKind::encode;
     std::string error_message;             ///< Set on failure (value is null).
-    std::condition_variable cv;
+    std::condition_variable_any cv;        ///< _any: a follower's wait also ends on its stop token.
+    int waiters = 1;                       ///< Callers still waiting, the leader's caller included.
+    bool abandoned = false;                ///< Every caller gave up: the result is discarded.
+    /// Requested once abandoned (EncodeContext's token). Only a flight whose leader's caller can give
+    /// up can be abandoned (it is the one waiter that no timeout removes), so only such a flight has one.
+    std::stop_source stop{std::nostopstate};
   };
 
   static void mark(RequestTrace* t, Clock::time_point RequestTrace::*field) {
     if (t) t->*field = Clock::now();
   }
 
-  ArtifactT lookup_or_encode(const RawT& raw, RequestTrace* trace) {
+  /// Why the caller has given up by now, if it has.
+  static std::optional<ErrorKind> given_up(const CallOptions& call) {
+    if (call.stop.stop_requested()) return ErrorKind::cancelled;
+    if (call.deadline && Clock::now() >= *call.deadline) return ErrorKind::timeout;
+    return std::nullopt;
+  }
+  static Error given_up_error(ErrorKind why) {
+    return why == ErrorKind::cancelled ? Error(why, "cancelled by the caller")
+                                       : Error(why, "deadline passed before the artifact was ready");
+  }
+  void count_given_up(ErrorKind why, RequestTrace* trace) {
+    {
+      std::lock_guard lock(mutex_);
+      ++(why == ErrorKind::cancelled ? counters_.cancelled : counters_.timeouts);
+    }
+    if (trace) (why == ErrorKind::cancelled ? trace->cancelled : trace->timed_out) = true;
+  }
+
+  /// A caller leaves `flight` (mutex held). True when it was the last one: the flight is then
+  /// abandoned (it leaves inflight_ and its result will be discarded) and the caller must request
+  /// `flight.stop` once it has released the mutex (stop callbacks are the hook's code).
+  bool leave(const ReferenceEncodeKey& key, const std::shared_ptr<Flight>& flight) {
+    if (--flight->waiters > 0 || flight->done) return false;
+    flight->abandoned = true;
+    ++counters_.abandoned;
+    if (auto it = inflight_.find(key); it != inflight_.end() && it->second == flight) inflight_.erase(it);
+    return true;
+  }
+
+  bool is_current(const ReferenceEncodeKey& key, const std::shared_ptr<Flight>& flight) const {
+    auto it = inflight_.find(key);
+    return it != inflight_.end() && it->second == flight;
+  }
+
+  ArtifactT lookup_or_encode(const RawT& raw, RequestTrace* trace, const CallOptions& call) {
     std::optional<InputT> input;
     try {
       input.emplace(hook_->normalize_input(raw));
@@ -195,9 +284,21 @@ class ReferenceEncodeService {
         check_open();
         ++counters_.uncacheable;
       }
-      ArtifactT out = encode(*input, trace);
+      // The caller is the only one waiting: its own stop and deadline are the encode's.
+      auto past_deadline = [&call] { return Clock::now() >= *call.deadline; };
+      const EncodeContext ctx = call.deadline ? EncodeContext(call.stop, past_deadline) : EncodeContext(call.stop);
+      std::optional<ArtifactT> out;
+      try {
+        out.emplace(encode(*input, trace, ctx));
+      } catch (...) {
+        if (!given_up(call)) throw;
+      }
+      if (std::optional<ErrorKind> gone = given_up(call)) {  // it gave up while its encode ran
+        count_given_up(*gone, trace);
+        throw given_up_error(*gone);
+      }
       if (trace) trace->outcome = RequestOutcome::uncacheable;
-      return out;
+      return std::move(*out);
     }
 
     check_open();
@@ -222,21 +323,33 @@ class ReferenceEncodeService {
       }
       if (auto it = inflight_.find(*key); it != inflight_.end()) {
         ++counters_.merged;
-        return follow(it->second, lock, trace);
+        return follow(*key, it->second, lock, trace, call);
       }
       ++counters_.misses;
       flight = std::make_shared<Flight>();
+      if (call.stop.stop_possible() || call.deadline) flight->stop = std::stop_source();
       inflight_.emplace(*key, flight);
     }
-    return lead(*input, *key, flight, trace);
+    return lead(*input, *key, flight, trace, call);
   }
 
-  /// Waits (lock held on entry) for the leader's result; a copy of its error on failure.
-  ArtifactT follow(std::shared_ptr<Flight> flight, std::unique_lock<std::mutex>& lock, RequestTrace* trace) {
+  /// Waits (lock held on entry) for the leader's result; a copy of its error on failure. Gives up at
+  /// the follower timeout, the caller's deadline or its stop request, whichever comes first.
+  ArtifactT follow(const ReferenceEncodeKey& key, std::shared_ptr<Flight> flight,
+                   std::unique_lock<std::mutex>& lock, RequestTrace* trace, const CallOptions& call) {
     mark(trace, &RequestTrace::encode_start);
-    if (!flight->cv.wait_for(lock, options_.timeout, [&] { return flight->done; })) {
-      ++counters_.timeouts;
-      if (trace) trace->timed_out = true;
+    ++flight->waiters;
+    Clock::time_point limit = Clock::now() + options_.timeout;
+    const bool by_deadline = call.deadline && *call.deadline < limit;
+    if (by_deadline) limit = *call.deadline;
+    if (!flight->cv.wait_until(lock, call.stop, limit, [&] { return flight->done; })) {
+      const bool cancelled = call.stop.stop_requested();
+      ++(cancelled ? counters_.cancelled : counters_.timeouts);
+      if (trace) (cancelled ? trace->cancelled : trace->timed_out) = true;
+      const bool abandoned = leave(key, flight);
+      lock.unlock();
+      if (abandoned) flight->stop.request_stop();
+      if (cancelled || by_deadline) throw given_up_error(cancelled ? ErrorKind::cancelled : ErrorKind::timeout);
       throw Error(ErrorKind::timeout, "gave up after " + std::to_string(options_.timeout.count()) +
                                           " ms waiting for the same-key encode in flight");
     }
@@ -247,62 +360,107 @@ class ReferenceEncodeService {
     return hook_->load_artifact(*flight->value);
   }
 
+  /// Leads the load of `key`: second tier, else encode; then resolves the waiters and, when the
+  /// flight is still current, caches the result and writes it through. The leader's caller may give
+  /// up meanwhile (a stop request at once, its deadline when noticed); the encode goes on while a
+  /// follower waits, and the caller gets its error when the encode ends.
   ArtifactT lead(const InputT& input, const ReferenceEncodeKey& key, const std::shared_ptr<Flight>& flight,
-                 RequestTrace* trace) {
+                 RequestTrace* trace, const CallOptions& call) {
+    const Clock::time_point started = Clock::now();
+    std::optional<ErrorKind> caller_gone;  // guarded by mutex_: why the leader's caller left
+    auto give_up = [&](ErrorKind why) {    // called without the mutex, from any thread
+      bool abandoned = false;
+      {
+        std::lock_guard lock(mutex_);
+        if (caller_gone || flight->done) return;
+        caller_gone = why;
+        ++(why == ErrorKind::cancelled ? counters_.cancelled : counters_.timeouts);
+        abandoned = leave(key, flight);
+      }
+      if (abandoned) flight->stop.request_stop();
+    };
+    // A deadline signals nothing by itself: a poll of the hook notices it.
+    auto notice_deadline = [&] {
+      if (Clock::now() >= *call.deadline) give_up(ErrorKind::timeout);
+      return false;  // the flight's stop, requested if this caller was the last, is the answer
+    };
+    const EncodeContext ctx = call.deadline ? EncodeContext(flight->stop.get_token(), std::ref(notice_deadline))
+                                            : EncodeContext(flight->stop.get_token());
+
     std::shared_ptr<const StoredT> stored;
     std::shared_ptr<void> lease;  // other processes sharing the tier wait for this one's entry
     bool from_disk = false;
     bool cacheable = false;
     std::size_t bytes = 0;
-    try {
-      if (tier_) {
-        mark(trace, &RequestTrace::encode_start);
-        TierLookup<StoredT> found = tier_->load_or_lead(key, options_.timeout);
-        stored = std::move(found.stored);
-        lease = std::move(found.lease);
-        from_disk = stored != nullptr;
-        if (from_disk) mark(trace, &RequestTrace::encode_end);
+    std::exception_ptr failure;
+    {
+      // Destroyed before the result is published: its destructor waits for a callback in progress.
+      std::stop_callback on_stop(call.stop, [&] { give_up(ErrorKind::cancelled); });
+      try {
+        if (tier_) {
+          mark(trace, &RequestTrace::encode_start);
+          TierLookup<StoredT> found = tier_->load_or_lead(key, options_.timeout);
+          stored = std::move(found.stored);
+          lease = std::move(found.lease);
+          from_disk = stored != nullptr;
+          if (from_disk) mark(trace, &RequestTrace::encode_end);
+        }
+        if (!stored) {
+          ArtifactT artifact = encode(input, trace, ctx);
+          stored = std::make_shared<const StoredT>(hook_->store_artifact(artifact));
+          cacheable = hook_->revalidate(input, key);
+        } else {
+          cacheable = true;
+        }
+        bytes = hook_->stored_bytes(*stored);
+      } catch (...) {
+        failure = std::current_exception();
       }
-      if (!stored) {
-        ArtifactT artifact = encode(input, trace);
-        stored = std::make_shared<const StoredT>(hook_->store_artifact(artifact));
-        cacheable = hook_->revalidate(input, key);
-      } else {
-        cacheable = true;
-      }
-      bytes = hook_->stored_bytes(*stored);
-    } catch (...) {
-      Error err = to_error(std::current_exception());
-      {
-        std::lock_guard lock(mutex_);
-        ++counters_.failed;
-        inflight_.erase(key);
-        flight->error_kind = err.kind();
-        flight->error_message = err.what();
-        flight->done = true;
-      }
-      flight->cv.notify_all();
-      throw err;
     }
 
+    std::optional<Error> error;
+    if (failure) error = to_error(failure);
     bool inserted = false;
+    bool current = false;
+    std::optional<ErrorKind> gone;
     {
       std::lock_guard lock(mutex_);
-      if (cacheable) {
-        ReadMostlyLock::Writer writer(readers_);  // waits for the hits in progress to finish
-        inserted = cache_.put(key, stored, bytes);
-        if (!inserted) ++counters_.oversize;
+      current = is_current(key, flight);  // not when abandoned or forgotten: its result is not cached
+      if (!caller_gone && (caller_gone = given_up(call))) {
+        // A deadline (or stop) noticed only now: the load is done, so the followers and the cache
+        // still get it; only this caller gets its error.
+        ++(*caller_gone == ErrorKind::cancelled ? counters_.cancelled : counters_.timeouts);
       }
-      inflight_.erase(key);
-      flight->value = stored;
+      gone = caller_gone;
+      ++counters_.loads;
+      counters_.load_ns += static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - started).count());
+      if (error) {
+        if (!flight->abandoned) ++counters_.failed;
+        flight->error_kind = error->kind();
+        flight->error_message = error->what();
+      } else {
+        if (current && cacheable) {
+          ReadMostlyLock::Writer writer(readers_);  // waits for the hits in progress to finish
+          inserted = cache_.put(key, stored, bytes);
+          if (!inserted) ++counters_.oversize;
+        }
+        flight->value = stored;
+      }
+      if (current) inflight_.erase(key);
       flight->done = true;
     }
     flight->cv.notify_all();
-    if (cacheable && !inserted && log::level() <= log::Level::debug)
+    if (!error && current && cacheable && !inserted && log::level() <= log::Level::debug)
       log::debug(options_.log_prefix + "artifact of " + std::to_string(bytes) + " bytes exceeds max_bytes " +
                  std::to_string(options_.max_bytes) + ": returned, not cached");
-    if (tier_ && cacheable && !from_disk) tier_->store(key, *stored);
+    if (!error && tier_ && current && cacheable && !from_disk) tier_->store(key, *stored);
     lease.reset();
+    if (gone) {
+      if (trace) (*gone == ErrorKind::cancelled ? trace->cancelled : trace->timed_out) = true;
+      throw given_up_error(*gone);
+    }
+    if (error) throw *error;
     if (trace) {
       trace->outcome = from_disk ? RequestOutcome::disk_hit : RequestOutcome::encoded;
       trace->cached = inserted;
@@ -310,19 +468,30 @@ class ReferenceEncodeService {
     return hook_->load_artifact(*stored);
   }
 
-  /// One encode, through the batch queue when M4b is active; a failed batch is retried alone.
-  ArtifactT encode(const InputT& input, RequestTrace* trace) {
+  /// One encode, through the batch queue when M4b is active; a failed batch is retried alone. `ctx`
+  /// tells whether anybody still waits: a queued item leaves the queue, and no encode begins, when not.
+  ArtifactT encode(const InputT& input, RequestTrace* trace, const EncodeContext& ctx) {
     mark(trace, &RequestTrace::encode_start);
+    struct Timer {
+      std::atomic<std::uint64_t>& total;
+      Clock::time_point start = Clock::now();
+      ~Timer() {
+        total.fetch_add(static_cast<std::uint64_t>(
+                            std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count()),
+                        std::memory_order_relaxed);
+      }
+    } timer{encode_ns_};
     if (batcher_) {
       int batch_size = 0;
-      std::optional<ArtifactT> out = batcher_->submit(input, &batch_size);
+      std::optional<ArtifactT> out = batcher_->submit(input, &batch_size, ctx.stop_token());
       if (out) {
         if (trace) trace->batch_size = batch_size;
         mark(trace, &RequestTrace::encode_end);
         return std::move(*out);
       }
     }
-    ArtifactT out = hook_->encode_one(input);
+    if (ctx.cancel_requested()) throw Error(ErrorKind::cancelled, "every caller gave up before the encode began");
+    ArtifactT out = hook_->encode_one_cancellable(input, ctx);
     mark(trace, &RequestTrace::encode_end);
     return out;
   }
@@ -344,6 +513,7 @@ class ReferenceEncodeService {
   std::unordered_map<ReferenceEncodeKey, std::shared_ptr<Flight>> inflight_;
   ServiceStats counters_;      ///< All counters but hits.
   StripedCounter hits_;        ///< Hits, counted per thread: a hit writes no shared counter.
+  std::atomic<std::uint64_t> encode_ns_{0};  ///< ServiceStats::encode_ns, added to outside the mutex.
   std::atomic<bool> closed_{false};
 };
 

@@ -23,7 +23,7 @@ enum class RequestOutcome {
   encoded,      ///< Leader encoded it.
   merged,       ///< Follower of a same-key leader that succeeded.
   uncacheable,  ///< No cache key: encoded without cache or single-flight.
-  failed,       ///< Threw (bad input, encode failure, timeout, closed).
+  failed,       ///< Threw (bad input, encode failure, timeout, cancelled, closed).
 };
 
 std::string_view to_string(RequestOutcome outcome) noexcept;
@@ -39,7 +39,8 @@ struct RequestTrace {
   Clock::time_point encode_end;    ///< Leader: encode ended; follower: wait ended.
   Clock::time_point end;           ///< get_or_encode returned or threw.
   int batch_size = 0;              ///< Size of the batch that encoded it (M4b), 0 when not batched.
-  bool timed_out = false;          ///< Follower gave up waiting.
+  bool timed_out = false;          ///< Gave up waiting: the follower timeout or the caller's deadline.
+  bool cancelled = false;          ///< Gave up on the caller's stop request.
   bool cached = false;             ///< The artifact was inserted into the memory tier by this call.
 };
 

@@ -2,25 +2,36 @@
 
 namespace refenc {
 
+namespace {
+/// a - b for counters, 0 when b is larger (a counter reset between the snapshots).
+void sub(std::uint64_t& a, std::uint64_t b) { a = a > b ? a - b : 0; }
+}  // namespace
+
 ServiceStats ServiceStats::minus(const ServiceStats& e) const {
   ServiceStats d = *this;  // gauges (entries, bytes, disk_bytes) keep this snapshot's values
-  d.hits -= e.hits;
-  d.misses -= e.misses;
-  d.merged -= e.merged;
-  d.failed -= e.failed;
-  d.uncacheable -= e.uncacheable;
-  d.timeouts -= e.timeouts;
-  d.evictions -= e.evictions;
-  d.oversize -= e.oversize;
-  d.batches -= e.batches;
-  d.batched_items -= e.batched_items;
-  for (std::size_t i = 0; i < batch_sizes.size(); ++i) d.batch_sizes[i] -= e.batch_sizes[i];
-  d.tier.disk_hits -= e.tier.disk_hits;
-  d.tier.disk_misses -= e.tier.disk_misses;
-  d.tier.disk_writes -= e.tier.disk_writes;
-  d.tier.disk_errors -= e.tier.disk_errors;
-  d.tier.disk_corrupt -= e.tier.disk_corrupt;
-  d.tier.disk_evictions -= e.tier.disk_evictions;
+  sub(d.hits, e.hits);
+  sub(d.misses, e.misses);
+  sub(d.merged, e.merged);
+  sub(d.failed, e.failed);
+  sub(d.uncacheable, e.uncacheable);
+  sub(d.timeouts, e.timeouts);
+  sub(d.evictions, e.evictions);
+  sub(d.oversize, e.oversize);
+  sub(d.cancelled, e.cancelled);
+  sub(d.abandoned, e.abandoned);
+  sub(d.loads, e.loads);
+  sub(d.load_ns, e.load_ns);
+  sub(d.encode_ns, e.encode_ns);
+  sub(d.failed_batches, e.failed_batches);
+  sub(d.batches, e.batches);
+  sub(d.batched_items, e.batched_items);
+  for (std::size_t i = 0; i < batch_sizes.size(); ++i) sub(d.batch_sizes[i], e.batch_sizes[i]);
+  sub(d.tier.disk_hits, e.tier.disk_hits);
+  sub(d.tier.disk_misses, e.tier.disk_misses);
+  sub(d.tier.disk_writes, e.tier.disk_writes);
+  sub(d.tier.disk_errors, e.tier.disk_errors);
+  sub(d.tier.disk_corrupt, e.tier.disk_corrupt);
+  sub(d.tier.disk_evictions, e.tier.disk_evictions);
   return d;
 }
 
@@ -32,12 +43,19 @@ std::vector<std::pair<std::string, std::uint64_t>> ServiceStats::fields() const 
       {"failed", failed},
       {"uncacheable", uncacheable},
       {"timeouts", timeouts},
+      {"cancelled", cancelled},
+      {"abandoned", abandoned},
       {"entries", entries},
       {"bytes", bytes},
       {"evictions", evictions},
       {"oversize", oversize},
       {"batches", batches},
       {"batched_items", batched_items},
+      {"failed_batches", failed_batches},
+      {"loads", loads},
+      {"load_ns", load_ns},
+      {"mean_miss_penalty_ns", mean_miss_penalty_ns()},
+      {"encode_ns", encode_ns},
       {"disk_hits", tier.disk_hits},
       {"disk_misses", tier.disk_misses},
       {"disk_writes", tier.disk_writes},

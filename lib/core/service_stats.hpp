@@ -1,6 +1,7 @@
 // ServiceStats: an immutable snapshot of a ReferenceEncodeService's counters and gauges.
 //
-// Counters only grow; `minus` gives the activity between two snapshots (gauges keep the newer value):
+// Counters only grow; `minus` gives the activity between two snapshots (gauges keep the newer value;
+// a counter that is smaller in the newer snapshot, as after a restart, gives 0, never a wrapped value):
 //
 //   auto before = service.stats();
 //   run_phase();
@@ -33,12 +34,18 @@ struct ServiceStats {
   std::uint64_t merged = 0;       ///< Followers that waited on a same-key leader.
   std::uint64_t failed = 0;       ///< Leader encodes (or revalidations) that failed.
   std::uint64_t uncacheable = 0;  ///< Requests whose input had no cache key.
-  std::uint64_t timeouts = 0;     ///< Followers that gave up waiting (not failures).
+  std::uint64_t timeouts = 0;     ///< Callers that gave up at their deadline or the follower timeout.
+  std::uint64_t cancelled = 0;    ///< Callers that gave up on a stop request (CallOptions::stop).
+  std::uint64_t abandoned = 0;    ///< Loads whose every caller gave up: stopped or discarded, never cached.
   std::uint64_t evictions = 0;    ///< Memory-tier evictions.
   std::uint64_t oversize = 0;     ///< Artifacts returned but too large to cache.
-  std::uint64_t batches = 0;      ///< encode_batch calls (M4b).
-  std::uint64_t batched_items = 0;  ///< Items encoded through encode_batch calls.
-  /// batch_sizes[i] = number of batches of size i+1 (sizes above the array's length go in the last).
+  std::uint64_t loads = 0;        ///< Leader loads finished, successful or not (Caffeine's load count).
+  std::uint64_t load_ns = 0;      ///< Time of those loads: second-tier lookup, encode, store, revalidate.
+  std::uint64_t encode_ns = 0;    ///< Time spent in encodes (leaders' and uncacheable requests').
+  std::uint64_t batches = 0;      ///< Successful encode_batch calls (M4b).
+  std::uint64_t batched_items = 0;  ///< Items encoded by successful encode_batch calls.
+  std::uint64_t failed_batches = 0;  ///< encode_batch calls that failed (their items were retried alone).
+  /// batch_sizes[i] = number of successful batches of size i+1 (larger sizes go in the last).
   std::array<std::uint64_t, 16> batch_sizes{};
   // Gauges.
   std::uint64_t entries = 0;  ///< Memory-tier entries now.
@@ -46,11 +53,15 @@ struct ServiceStats {
   // Second tier.
   TierStats tier;
 
-  /// Counters of this snapshot minus those of `earlier`; gauges are this snapshot's.
+  /// Mean time of a leader load (load_ns / loads), 0 when there was none: the miss penalty.
+  std::uint64_t mean_miss_penalty_ns() const noexcept { return loads ? load_ns / loads : 0; }
+
+  /// Counters of this snapshot minus those of `earlier`, clamped at 0; gauges are this snapshot's.
   ServiceStats minus(const ServiceStats& earlier) const;
   ServiceStats operator-(const ServiceStats& earlier) const { return minus(earlier); }
 
-  /// (name, value) pairs in a fixed order, for printing and JSON (batch histogram excluded).
+  /// (name, value) pairs in a fixed order, for printing and JSON (batch histogram excluded; the mean
+  /// miss penalty included as `mean_miss_penalty_ns`).
   std::vector<std::pair<std::string, std::uint64_t>> fields() const;
 };
 

@@ -1,7 +1,10 @@
 // M4b: opt-in different-key batch coalescing.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <future>
+#include <latch>
+#include <stop_token>
 #include <vector>
 
 #include "fake_hook.hpp"
@@ -122,6 +125,10 @@ TEST_CASE("batching: a failed batch is retried per item; a bad item fails only i
   auto st = s.stats();
   CHECK(st.failed == 1);
   CHECK(st.entries == 2);
+  CHECK(st.failed_batches == 1);  // only successful batches count in batches and batched_items
+  CHECK(st.batches == 0);
+  CHECK(st.batched_items == 0);
+  CHECK(st.batch_sizes[2] == 0);
 }
 
 TEST_CASE("batching: a batch returning the wrong number of artifacts is a failed batch") {
@@ -133,6 +140,8 @@ TEST_CASE("batching: a batch returning the wrong number of artifacts is a failed
   CHECK(a.get() == Artifact(4, 1));
   CHECK(b.get() == Artifact(4, 2));
   CHECK(hook->total_encodes() == 2);
+  CHECK(s.stats().failed_batches == 1);
+  CHECK(s.stats().batches == 0);
 }
 
 TEST_CASE("batching: uncacheable items batch and are never inserted") {
@@ -181,4 +190,40 @@ TEST_CASE("batching: the trace carries the batch size") {
   CHECK(t1.batch_size == 2);
   CHECK(t2.batch_size == 2);
   CHECK(t1.outcome == RequestOutcome::encoded);
+}
+
+TEST_CASE("batching: a stop request leaves the queue before the batch starts, never during it") {
+  std::latch entered(1), release(1);
+  std::atomic<int> calls{0};
+  BatchCoalescer<int, int> q(
+      [&](std::span<const int* const> xs) {
+        if (calls++ == 0) {  // the first batch holds the worker
+          entered.count_down();
+          release.wait();
+        }
+        std::vector<int> out;
+        for (const int* x : xs) out.push_back(*x * 10);
+        return out;
+      },
+      /*max_batch_size=*/1, std::chrono::microseconds(0));
+  std::stop_source in_batch, queued;
+  const int a = 1, b = 2;
+  auto first = std::async(std::launch::async, [&] { return q.submit(a, nullptr, in_batch.get_token()); });
+  entered.wait();  // item a is in the running batch
+  auto second = std::async(std::launch::async, [&] { return q.submit(b, nullptr, queued.get_token()); });
+  wait_until([&] { return q.queued() == 1; });
+  queued.request_stop();
+  try {
+    second.get();
+    FAIL("a queued item whose stop was requested should leave the queue");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::cancelled);
+  }
+  in_batch.request_stop();  // too late: the batch has the item; the caller waits for it
+  release.count_down();
+  CHECK(first.get() == std::optional<int>(10));
+  auto st = q.stats();
+  CHECK(st.dropped == 1);
+  CHECK(st.batches == 1);
+  CHECK(calls == 1);
 }

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "core/reference_encode_service.hpp"
@@ -24,6 +25,13 @@ struct Req {
   bool bad_input = false;         ///< normalize_input throws Error(bad_input).
   std::latch* entered = nullptr;  ///< Counted down when encode_one starts.
   std::latch* release = nullptr;  ///< encode_one waits on it before returning.
+  /// Cooperative encode: after `entered`, it polls EncodeContext::cancel_requested() until it is
+  /// true, then throws (or, with `return_when_cancelled`, returns an artifact anyway).
+  bool until_cancelled = false;
+  bool return_when_cancelled = false;
+  /// Left out of the concurrent-duplicate check: a request that may give up can leave its encode
+  /// running, abandoned, while the next caller of the key starts a new one (by design).
+  bool may_overlap = false;
 };
 
 using Artifact = std::vector<int>;
@@ -49,6 +57,19 @@ class FakeHook : public ReferenceEncodeHook<Req, Artifact, Artifact> {
     if (r.fail) throw Error(ErrorKind::encode, "encoder exploded on " + std::to_string(r.key));
     return Artifact(r.size, r.key);
   }
+
+  Artifact encode_one_cancellable(const Req& r, const EncodeContext& ctx) override {
+    if (!r.until_cancelled) return encode_one(r);
+    begin(r);
+    if (r.entered) r.entered->count_down();
+    while (!ctx.cancel_requested()) std::this_thread::yield();
+    ++cancels_seen_;
+    end(r);
+    if (!r.return_when_cancelled) throw Error(ErrorKind::encode, "stopped: nobody waits for " + std::to_string(r.key));
+    return Artifact(r.size, r.key);
+  }
+  /// Encodes that saw cancel_requested() become true.
+  int cancels_seen() const { return cancels_seen_.load(); }
 
   Artifact store_artifact(const Artifact& a) override { return a; }
   Artifact load_artifact(const Artifact& s) override { return s; }
@@ -78,11 +99,11 @@ class FakeHook : public ReferenceEncodeHook<Req, Artifact, Artifact> {
   void begin(const Req& r, bool count_encode = true) {
     std::lock_guard lock(mutex_);
     if (count_encode) ++count_[r.key];
-    if (r.cacheable && active_[r.key]++ > 0) ++duplicates_;
+    if (r.cacheable && !r.may_overlap && active_[r.key]++ > 0) ++duplicates_;
   }
   void end(const Req& r) {
     std::lock_guard lock(mutex_);
-    if (r.cacheable) --active_[r.key];
+    if (r.cacheable && !r.may_overlap) --active_[r.key];
   }
 
  private:
@@ -90,6 +111,7 @@ class FakeHook : public ReferenceEncodeHook<Req, Artifact, Artifact> {
   std::map<int, int> count_;
   std::map<int, int> active_;
   std::atomic<int> duplicates_{0};
+  std::atomic<int> cancels_seen_{0};
 };
 
 /// A FakeHook that can batch. A batch fails as a whole when any item has `fail` set (one bad
@@ -129,6 +151,35 @@ class BatchHook : public FakeHook {
  private:
   mutable std::mutex m_;
   std::vector<std::size_t> sizes_;
+};
+
+/// A second tier in memory, for the tier contract of the service.
+class MemoryTier : public SecondTier<Artifact> {
+ public:
+  std::shared_ptr<const Artifact> load(const ReferenceEncodeKey& key) noexcept override {
+    std::lock_guard lock(m_);
+    auto it = map_.find(key);
+    if (it == map_.end()) {
+      ++s_.disk_misses;
+      return nullptr;
+    }
+    ++s_.disk_hits;
+    return std::make_shared<const Artifact>(it->second);
+  }
+  void store(const ReferenceEncodeKey& key, const Artifact& a) noexcept override {
+    std::lock_guard lock(m_);
+    map_[key] = a;
+    ++s_.disk_writes;
+  }
+  TierStats stats() const override {
+    std::lock_guard lock(m_);
+    return s_;
+  }
+
+ private:
+  mutable std::mutex m_;
+  std::unordered_map<ReferenceEncodeKey, Artifact> map_;
+  TierStats s_;
 };
 
 using Service = ReferenceEncodeService<Req, Artifact, Artifact>;

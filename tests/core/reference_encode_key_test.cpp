@@ -1,6 +1,11 @@
 #include <catch2/catch.hpp>
 
+#include <cstdio>
+#include <optional>
 #include <set>
+#include <string>
+#include <unistd.h>
+#include <vector>
 #include <unordered_set>
 
 #include "core/error.hpp"
@@ -99,4 +104,96 @@ TEST_CASE("key: the fast hash separates fields, including values swapped between
     many.insert(refenc::hash_value(k));
   }
   CHECK(many.size() == 10000);
+}
+
+namespace {
+std::string hex_of(const std::string& s) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : s) {
+    out += digits[c >> 4];
+    out += digits[c & 0xf];
+  }
+  return out;
+}
+
+/// sha256 of Python's json.dumps(key, sort_keys=True, separators=(",", ":")), fields passed as hex of
+/// their UTF-8 bytes; no value when /usr/bin/python3 cannot be run.
+std::optional<std::string> python_digest(const ReferenceEncodeKey& k) {
+  if (access("/usr/bin/python3", X_OK) != 0) return std::nullopt;
+  std::string cmd =
+      "/usr/bin/python3 -c 'import sys,json,hashlib;"
+      "n=[\"model_id\",\"model_revision\",\"encoder_id\",\"encoder_config_hash\",\"artifact_kind\",\"input_key\","
+      "\"options_key\"];"
+      "d={a:bytes.fromhex(b[1:-1]).decode(\"utf-8\") for a,b in zip(n,sys.argv[1:])};"
+      "print(hashlib.sha256(json.dumps(d,sort_keys=True,separators=(\",\",\":\")).encode()).hexdigest())'";
+  for (const std::string* f : {&k.model_id, &k.model_revision, &k.encoder_id, &k.encoder_config_hash,
+                               &k.artifact_kind, &k.input_key, &k.options_key})
+    cmd += " x" + hex_of(*f) + "x";  // x...x keeps an empty field an argument; b[1:-1] strips it
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return std::nullopt;
+  char buf[128] = {};
+  const bool read = std::fgets(buf, sizeof buf, p) != nullptr;
+  if (pclose(p) != 0 || !read) return std::nullopt;
+  std::string out(buf);
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
+ReferenceEncodeKey escapes_key() {
+  return {"m\"q\\x", "r\n\t\b\f\r", "e\x01\x1f", "/slash/", "codes ~", "0123456789abcdef", "opt"};
+}
+}  // namespace
+
+TEST_CASE("key: ASCII keys keep their digests (disk-tier file names depend on them)") {
+  // Digests written by the earlier canonical form (nlohmann::json's dump): they must not change.
+  CHECK(sample().digest() == "2c7cdf176c24462d06e03e1104f89e1d5b7e58684921dc7f76317fe10a8faf9f");
+  CHECK(escapes_key().digest() == "ac3b77b62afa4ba783890487ba299fb89b772c18d126b0919dd9b27558ae0a83");
+  CHECK(escapes_key().canonical() ==
+        R"({"artifact_kind":"codes ~","encoder_config_hash":"/slash/","encoder_id":"e\u0001\u001f",)"
+        R"("input_key":"0123456789abcdef","model_id":"m\"q\\x","model_revision":"r\n\t\b\f\r","options_key":"opt"})");
+}
+
+TEST_CASE("key: non-ASCII fields are written as Python's json.dumps writes them") {
+  ReferenceEncodeKey k = sample();
+  k.model_id = "caf\xc3\xa9";                  // U+00E9
+  k.options_key = "\xe2\x82\xac \xf0\x9f\x8e\xa4\x7f";  // U+20AC, U+1F3A4 (astral), DEL
+  const std::string c = k.canonical();
+  CHECK(c.find(R"("model_id":"caf\u00e9")") != std::string::npos);
+  CHECK(c.find(R"("options_key":"\u20ac \ud83c\udfa4\u007f")") != std::string::npos);
+  CHECK(ReferenceEncodeKey::from_canonical(c) == k);
+}
+
+TEST_CASE("key: a field that is not well-formed UTF-8 is refused with bad_input") {
+  for (std::string bad : {std::string("\xc3"), std::string("\xc0\x80"), std::string("\xed\xa0\x80"),
+                          std::string("\xf4\x90\x80\x80"), std::string("\xff"), std::string("a\x80" "b"),
+                          std::string("\xe2\x82")}) {
+    ReferenceEncodeKey k = sample();
+    k.input_key = bad;
+    try {
+      (void)k.digest();
+      FAIL("accepted invalid UTF-8");
+    } catch (const refenc::Error& e) {
+      CHECK(e.kind() == refenc::ErrorKind::bad_input);
+    }
+  }
+}
+
+TEST_CASE("key: digests match Python's for non-ASCII and control characters") {
+  std::vector<ReferenceEncodeKey> keys{sample(), escapes_key()};
+  ReferenceEncodeKey k = sample();
+  k.model_id = "caf\xc3\xa9";
+  k.model_revision = "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e";  // 日本語
+  k.encoder_id = "\xf0\x9f\x8e\xa4\xf0\x90\x80\x80";             // astral: surrogate pairs
+  k.artifact_kind = std::string("\x7f\x1b\x0b\0" "end", 7);  // DEL, ESC, VT, NUL
+  k.options_key = "text=\"Gr\xc3\xbc\xc3\x9f dich\"\\\n\xef\xbf\xbf";  // quote, backslash, U+FFFF
+  keys.push_back(k);
+  for (const ReferenceEncodeKey& key : keys) {
+    std::optional<std::string> py = python_digest(key);
+    if (!py) {
+      WARN("python3 not available: digest comparison skipped");
+      return;
+    }
+    CHECK(key.digest() == *py);
+  }
 }

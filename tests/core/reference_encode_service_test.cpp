@@ -338,6 +338,44 @@ TEST_CASE("service: stats snapshots subtract counters and keep gauges") {
   CHECK((s.stats() - before).hits == 1);
 }
 
+TEST_CASE("service: a counter smaller in the later snapshot subtracts to 0, never wraps") {
+  ServiceStats earlier, later;
+  earlier.hits = 10;
+  earlier.load_ns = 5;
+  earlier.batch_sizes[3] = 2;
+  earlier.tier.disk_hits = 4;
+  later.hits = 3;  // e.g. a service restarted between the snapshots
+  later.misses = 2;
+  later.entries = 1;
+  const ServiceStats d = later.minus(earlier);
+  CHECK(d.hits == 0);
+  CHECK(d.load_ns == 0);
+  CHECK(d.batch_sizes[3] == 0);
+  CHECK(d.tier.disk_hits == 0);
+  CHECK(d.misses == 2);
+  CHECK(d.entries == 1);
+}
+
+TEST_CASE("service: load and encode times, and the mean miss penalty") {
+  auto hook = make_hook();
+  Service s(hook);
+  CHECK(s.stats().mean_miss_penalty_ns() == 0);
+  s.get_or_encode(Req{.key = 1});
+  s.get_or_encode(Req{.key = 2});
+  CHECK_THROWS(s.get_or_encode(Req{.key = 3, .fail = true}));
+  s.get_or_encode(Req{.key = 1});                       // a hit: no load
+  s.get_or_encode(Req{.key = 4, .cacheable = false});  // an encode but no load
+  const auto st = s.stats();
+  CHECK(st.loads == 3);  // failed loads count, as in Caffeine's load count
+  CHECK(st.load_ns > 0);
+  CHECK(st.encode_ns > 0);
+  CHECK(st.mean_miss_penalty_ns() == st.load_ns / 3);
+  bool listed = false;
+  for (const auto& [name, value] : st.fields())
+    if (name == "mean_miss_penalty_ns") listed = value == st.mean_miss_penalty_ns();
+  CHECK(listed);
+}
+
 TEST_CASE("service: close makes later calls fail with a closed error") {
   Service s(make_hook());
   s.close();
@@ -348,37 +386,6 @@ TEST_CASE("service: close makes later calls fail with a closed error") {
     CHECK(e.kind() == ErrorKind::closed);
   }
 }
-
-namespace {
-/// A second tier in memory, for the tier contract of the service.
-class MemoryTier : public SecondTier<Artifact> {
- public:
-  std::shared_ptr<const Artifact> load(const ReferenceEncodeKey& key) noexcept override {
-    std::lock_guard lock(m_);
-    auto it = map_.find(key);
-    if (it == map_.end()) {
-      ++s_.disk_misses;
-      return nullptr;
-    }
-    ++s_.disk_hits;
-    return std::make_shared<const Artifact>(it->second);
-  }
-  void store(const ReferenceEncodeKey& key, const Artifact& a) noexcept override {
-    std::lock_guard lock(m_);
-    map_[key] = a;
-    ++s_.disk_writes;
-  }
-  TierStats stats() const override {
-    std::lock_guard lock(m_);
-    return s_;
-  }
-
- private:
-  mutable std::mutex m_;
-  std::unordered_map<ReferenceEncodeKey, Artifact> map_;
-  TierStats s_;
-};
-}  // namespace
 
 TEST_CASE("service: second tier is consulted by the leader, written through, and promoted") {
   auto tier = std::make_shared<MemoryTier>();
