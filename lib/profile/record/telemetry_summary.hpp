@@ -1,10 +1,13 @@
 // What a cell records of the machine while it ran: CPU use of the process and the system, and GPU
-// utilisation and memory, or why either was not available.
+// utilisation, memory, power and energy (with the energy per encode), or why any of them was not
+// available.
 //
 //   TelemetrySummary t = sampler.stop();
 //   if (!t.gpu.available) std::cout << t.gpu.reason;
+//   else if (!t.gpu.energy_method.empty()) std::cout << t.gpu.energy_j << " J (" << t.gpu.energy_method << ")";
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace refenc::profile {
@@ -19,13 +22,47 @@ struct CpuSummary {
   int cores = 0;
 };
 
+/// How one GPU metric fared over a cell: a metric can be missing or fail while the others are read.
+struct GpuMetricStatus {
+  int samples = 0;          ///< Readings that returned a value.
+  int failures = 0;         ///< Readings whose NVML call returned an error (counted; sampling went on).
+  /// "unavailable: <reason>" when the metric gave no figure for the cell (no reading returned a value,
+  /// or the energy counter could not be differenced); empty otherwise.
+  std::string unavailable;
+};
+
+/// The four metrics read from NVML, each with its own status.
+struct GpuMetrics {
+  GpuMetricStatus utilization;  ///< nvmlDeviceGetUtilizationRates
+  GpuMetricStatus memory;       ///< nvmlDeviceGetMemoryInfo
+  GpuMetricStatus power;        ///< nvmlDeviceGetPowerUsage
+  GpuMetricStatus energy;       ///< nvmlDeviceGetTotalEnergyConsumption (the counter)
+};
+
+/// `GpuSummary::energy_method` when the energy is the difference of the driver's energy counter.
+inline constexpr const char* energy_method_counter = "counter";
+/// `GpuSummary::energy_method` when the counter was unavailable and power was integrated over the
+/// sampling intervals (trapezoids between successive power readings).
+inline constexpr const char* energy_method_power_integrated = "power_integrated";
+
 struct GpuSummary {
   bool available = false;
   std::string reason;            ///< Why not available (no library, no device, NVML error).
   std::string name;              ///< Device 0's name.
   double util_mean = 0, util_max = 0;          ///< Percent.
   double memory_used_max_mib = 0, memory_total_mib = 0;
-  int samples = 0;
+  int samples = 0;               ///< Readings taken (each asks every available metric once).
+  double power_mean_w = 0, power_max_w = 0;    ///< Watts; meaningful when metrics.power.samples > 0.
+  /// Energy of device 0 over the cell in joules; meaningful when `energy_method` is not empty.
+  double energy_j = 0;
+  /// energy_method_counter, energy_method_power_integrated, or empty when no energy could be had.
+  std::string energy_method;
+  /// Encoder runs the cell performed: cache misses that ran the encoder (misses - disk_hits, failed
+  /// ones included) plus uncacheable requests, from the cell's counter deltas (encodes_performed).
+  std::uint64_t encodes = 0;
+  /// energy_j / encodes; meaningful when `energy_method` is not empty and `encodes` > 0.
+  double energy_per_encode_j = 0;
+  GpuMetrics metrics;
 };
 
 struct TelemetrySummary {
