@@ -215,6 +215,13 @@ TEST_CASE("header examples: run") {
       else if (!t.gpu.energy_method.empty()) std::cout << t.gpu.energy_j << " J (" << t.gpu.energy_method << ")";
     }
     {
+      // record/gpu_metrics.hpp
+      GpuMetrics m;
+      m.power.unavailable = "unavailable: nvmlDeviceGetPowerUsage: Not Supported (NVML code 3)";
+      bool measured = m.energy.samples >= 2;   // the counter can be differenced
+      (void)measured;
+    }
+    {
       // run/gpu_probe.hpp
       GpuProbe probe;                      // libnvidia-ml.so.1; tests pass the path of a fake NVML
       GpuAccumulator acc(probe);
