@@ -8,6 +8,7 @@
 #include "core/service_stats.hpp"
 #include "profile/record/record_json.hpp"
 #include "profile/record/run_folder.hpp"
+#include "profile/render/html_report.hpp"
 #include "profile/run/cell_metrics.hpp"
 #include "profile/run/gpu_probe.hpp"
 #include "profile/run/telemetry.hpp"
@@ -263,6 +264,15 @@ TEST_CASE("telemetry: the GPU block is schema-valid and reads back; old reports'
   CHECK(jc["telemetry"]["gpu"]["energy_per_encode_j"].get<double>() ==
         Approx(jc["telemetry"]["gpu"]["energy_j"].get<double>() / encodes));
   CHECK(to_json(back) == report);
+
+  // The page's utilisation section shows them, and the metrics that were unavailable.
+  run.cells[1].telemetry.gpu = g;
+  run.cells[1].telemetry.gpu.metrics.power.unavailable = "unavailable: nvmlDeviceGetPowerUsage: Not Supported (NVML code 3)";
+  std::string page = render_html_report(run);
+  CHECK(contains(page, "GPU power and energy"));
+  CHECK(contains(page, "<td class=\"n\">200.0 / 250.0</td><td class=\"n\">40.00</td><td>counter</td>"
+                       "<td class=\"n\">11</td><td class=\"n\">3.636</td>"));
+  CHECK(contains(page, "GPU power: unavailable: nvmlDeviceGetPowerUsage: Not Supported (NVML code 3)."));
 
   // A GPU block as reports wrote it before power and energy.
   report["cells"][0]["telemetry"]["gpu"] = json{{"available", true}, {"name", "Old GPU"}, {"util_percent_mean", 12.5},
