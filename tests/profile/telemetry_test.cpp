@@ -9,6 +9,7 @@
 #include "profile/record/record_json.hpp"
 #include "profile/record/run_folder.hpp"
 #include "profile/render/html_report.hpp"
+#include "profile/render/text_report.hpp"
 #include "profile/run/cell_metrics.hpp"
 #include "profile/run/gpu_probe.hpp"
 #include "profile/run/telemetry.hpp"
@@ -273,6 +274,10 @@ TEST_CASE("telemetry: the GPU block is schema-valid and reads back; old reports'
   CHECK(contains(page, "<td class=\"n\">200.0 / 250.0</td><td class=\"n\">40.00</td><td>counter</td>"
                        "<td class=\"n\">11</td><td class=\"n\">3.636</td>"));
   CHECK(contains(page, "GPU power: unavailable: nvmlDeviceGetPowerUsage: Not Supported (NVML code 3)."));
+  std::string summary = summary_markdown(run);
+  CHECK(contains(summary, "- " + run.cells[0].key.id() +
+                              ": power 200.0 W mean, 250.0 W max; 40.00 J (counter), 11 encodes, 3.636 J per encode\n"));
+  CHECK_FALSE(contains(summary_markdown(load_run(std::string(REFENC_SOURCE_DIR) + "/reports/baseline")), "GPU 0 power"));
 
   // A GPU block as reports wrote it before power and energy.
   report["cells"][0]["telemetry"]["gpu"] = json{{"available", true}, {"name", "Old GPU"}, {"util_percent_mean", 12.5},

@@ -125,8 +125,9 @@ std::string gpu_energy_table(const RunRecord& run) {
   for (const Cell& c : run.cells) {
     const GpuSummary& g = c.telemetry.gpu;
     if (!g.available) continue;
-    for (const auto& [name, m] : {std::pair{"utilisation", &g.metrics.utilization}, std::pair{"memory", &g.metrics.memory},
-                                  std::pair{"power", &g.metrics.power}, std::pair{"energy counter", &g.metrics.energy}})
+    for (const auto& [name, m] : {std::pair{"utilisation", &g.metrics.utilization},
+                                  std::pair{"memory", &g.metrics.memory}, std::pair{"power", &g.metrics.power},
+                                  std::pair{"energy counter", &g.metrics.energy}})
       if (!m->unavailable.empty()) unavailable.emplace(name, m->unavailable);
     if (g.metrics.power.samples == 0 && g.energy_method.empty()) continue;
     bool power = g.metrics.power.samples > 0, energy = !g.energy_method.empty();

@@ -56,7 +56,9 @@ GpuProbe::GpuProbe(const std::string& library) : fns_(std::make_unique<Fns>()) {
     reason_ = "NVML not loadable (" + library + "): " + (e ? e : "unknown error");
     return;
   }
-  auto sym = [&](auto& fn, const char* n) { fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib_, n)); };
+  auto sym = [&](auto& fn, const char* n) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib_, n));
+  };
   sym(fns_->init, "nvmlInit_v2");
   sym(fns_->shutdown, "nvmlShutdown");
   sym(fns_->count, "nvmlDeviceGetCount_v2");
@@ -217,7 +219,9 @@ GpuSummary GpuAccumulator::summary() const {
     GpuMetricStatus& st = status(s, m);
     if (st.samples > 0) continue;
     const std::string& why = probe_.metric_reason(m);
-    st.unavailable = "unavailable: " + (why.empty() ? std::string("not read") : st.failures > 0 ? "every reading failed, last " + why : why);
+    if (why.empty()) st.unavailable = "unavailable: not read";
+    else if (st.failures > 0) st.unavailable = "unavailable: every reading failed, last " + why;
+    else st.unavailable = "unavailable: " + why;
   }
   if (s.metrics.energy.samples == 1)
     s.metrics.energy.unavailable = "unavailable: one counter reading in the cell, a difference needs two";
