@@ -36,8 +36,9 @@ struct GpuSummary {
   double energy_j = 0;
   /// energy_method_counter, energy_method_power_integrated, or empty when no energy could be had.
   std::string energy_method;
-  /// Encoder runs the cell performed: cache misses that ran the encoder (misses - disk_hits, failed
-  /// ones included) plus uncacheable requests, from the cell's counter deltas (encodes_performed).
+  /// References the cell encoded (an M4b batch of four counts four): cache misses that ran the encoder
+  /// (misses - disk_hits, failed ones included) plus uncacheable requests, from the cell's counter
+  /// deltas (encodes_performed).
   std::uint64_t encodes = 0;
   /// energy_j / encodes; meaningful when `energy_method` is not empty and `encodes` > 0.
   double energy_per_encode_j = 0;

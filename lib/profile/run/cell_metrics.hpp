@@ -17,9 +17,10 @@
 
 namespace refenc::profile {
 
-/// Encoder runs behind a cell's counter deltas: leaders that missed memory and were not answered by the
-/// disk tier (misses - disk_hits, failed encodes included: they cost the device too) plus uncacheable
-/// requests, which always encode. Recomputable from the cell's "cache" block of report.json.
+/// References encoded, by a cell's counter deltas (an M4b batch of four counts four): leaders that
+/// missed memory and were not answered by the disk tier (misses - disk_hits, failed encodes included:
+/// they cost the device too) plus uncacheable requests, which always encode. Recomputable from the
+/// cell's "cache" block of report.json.
 std::uint64_t encodes_performed(const ServiceStats& delta);
 
 /// The record of a finished cell (schema: reports/report.schema.json, "cells" items).
