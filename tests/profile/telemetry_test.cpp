@@ -5,6 +5,8 @@
 
 #include <dlfcn.h>
 
+#include <thread>
+
 #include "core/service_stats.hpp"
 #include "profile/record/record_json.hpp"
 #include "profile/record/run_folder.hpp"
@@ -291,4 +293,32 @@ TEST_CASE("telemetry: the GPU block is schema-valid and reads back; old reports'
   json again = to_json(old.cells[0].telemetry)["gpu"];
   CHECK(again["util_percent_mean"] == 12.5);
   CHECK_FALSE(again.contains("energy_j"));
+}
+
+TEST_CASE("telemetry: an energy counter that goes backwards is not differenced; power is integrated instead") {
+  FakeNvml fake;
+  fake.script(R"({"utilization": [1], "memory_used_mib": [1], "power_mw": [100000], "energy_mj": [9000, 4000]})");
+  GpuProbe probe(FAKE_NVML_PATH);
+  GpuAccumulator acc(probe);
+  acc.add(probe.read(), 0.0);
+  acc.add(probe.read(), 0.5);
+  GpuSummary g = acc.summary();
+  CHECK(g.metrics.energy.samples == 2);
+  CHECK(g.metrics.energy.unavailable == "unavailable: the counter went backwards during the cell");
+  CHECK(g.energy_method == energy_method_power_integrated);
+  CHECK(g.energy_j == 50);
+}
+
+TEST_CASE("telemetry: the background thread reads the fake GPU while a cell runs") {
+  FakeNvml fake;
+  fake.script(R"({"utilization": [25], "memory_used_mib": [64], "power_mw": [80000], "energy_mj": [1000, 2000, 3000]})");
+  TelemetrySampler sampler(std::chrono::milliseconds(1), FAKE_NVML_PATH);
+  while (fake.calls("nvmlDeviceGetUtilizationRates") < 3) std::this_thread::yield();
+  TelemetrySummary t = sampler.stop();
+  CHECK(t.gpu.samples >= 4);  // start, two or more by the thread, stop
+  CHECK(t.gpu.metrics.utilization.samples == t.gpu.samples);
+  CHECK(t.gpu.util_mean == 25);
+  CHECK(t.gpu.power_mean_w == 80);
+  CHECK(t.gpu.energy_method == energy_method_counter);
+  CHECK(t.gpu.energy_j == 2);  // the counter stays at its last step: 3000 - 1000 mJ
 }
