@@ -16,6 +16,7 @@
 #include "profile/render/svg_chart.hpp"
 #include "profile/render/text_report.hpp"
 #include "profile/run/cell_metrics.hpp"
+#include "profile/run/gpu_probe.hpp"
 #include "profile/run/profiler.hpp"
 #include "profile/run/reference_set.hpp"
 #include "profile/run/run_context.hpp"
@@ -211,6 +212,23 @@ TEST_CASE("header examples: run") {
       TelemetrySummary t = sampler.stop();  // t.cpu.process_mean, t.gpu.available, t.gpu.reason
       // record/telemetry_summary.hpp
       if (!t.gpu.available) std::cout << t.gpu.reason;
+      else if (!t.gpu.energy_method.empty()) std::cout << t.gpu.energy_j << " J (" << t.gpu.energy_method << ")";
+    }
+    {
+      // record/gpu_metrics.hpp
+      GpuMetrics m;
+      m.power.unavailable = "unavailable: nvmlDeviceGetPowerUsage: Not Supported (NVML code 3)";
+      bool measured = m.energy.samples >= 2;   // the counter can be differenced
+      (void)measured;
+    }
+    {
+      // run/gpu_probe.hpp
+      GpuProbe probe;                      // libnvidia-ml.so.1; tests pass the path of a fake NVML
+      GpuAccumulator acc(probe);
+      acc.add(probe.read(), 0.0);          // seconds since the cell started
+      acc.add(probe.read(), 0.25);
+      GpuSummary g = acc.summary();        // g.util_mean, g.power_mean_w, g.energy_j, g.energy_method
+      (void)g;
     }
     {
       // run/synthesis_model.hpp

@@ -24,6 +24,14 @@ Summary read_summary(const JsonFields& in, const json& j, const std::string& w) 
   return s;
 }
 
+void read_metric(const JsonFields& in, const json& metrics, const std::string& w, const char* key, GpuMetricStatus& m) {
+  std::string wk = JsonFields::key(w, key);
+  const json& j = in.obj(metrics, w, key);
+  m.samples = static_cast<int>(in.integer(j, wk, "samples"));
+  m.failures = static_cast<int>(in.integer(j, wk, "failures"));
+  m.unavailable = in.str(j, wk, "unavailable");
+}
+
 TelemetrySummary read_telemetry(const JsonFields& in, const json& j, const std::string& w) {
   TelemetrySummary t;
   std::string wc = JsonFields::key(w, "cpu"), wg = JsonFields::key(w, "gpu");
@@ -44,6 +52,22 @@ TelemetrySummary read_telemetry(const JsonFields& in, const json& j, const std::
   t.gpu.memory_used_max_mib = in.num(g, wg, "memory_used_max_mib");
   t.gpu.memory_total_mib = in.num(g, wg, "memory_total_mib");
   t.gpu.samples = static_cast<int>(in.integer(g, wg, "samples"));
+  t.gpu.power_mean_w = in.num(g, wg, "power_w_mean");
+  t.gpu.power_max_w = in.num(g, wg, "power_w_max");
+  t.gpu.energy_j = in.num(g, wg, "energy_j");
+  t.gpu.energy_method = in.str(g, wg, "energy_method");
+  t.gpu.encodes = static_cast<std::uint64_t>(in.integer(g, wg, "encodes"));
+  t.gpu.energy_per_encode_j = in.num(g, wg, "energy_per_encode_j");
+  if (const json* m = in.find(g, "metrics")) {
+    std::string wm = JsonFields::key(wg, "metrics");
+    read_metric(in, *m, wm, "utilization", t.gpu.metrics.utilization);
+    read_metric(in, *m, wm, "memory", t.gpu.metrics.memory);
+    read_metric(in, *m, wm, "power", t.gpu.metrics.power);
+    read_metric(in, *m, wm, "energy", t.gpu.metrics.energy);
+  } else if (t.gpu.available) {
+    // Reports written before per-metric status read utilisation and memory together in every sample.
+    t.gpu.metrics.utilization.samples = t.gpu.metrics.memory.samples = t.gpu.samples;
+  }
   return t;
 }
 

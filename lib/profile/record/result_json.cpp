@@ -127,12 +127,36 @@ json to_json(const TelemetrySummary& t) {
   }
   json g{{"available", t.gpu.available}};
   if (t.gpu.available) {
-    g["name"] = t.gpu.name;
-    g["util_percent_mean"] = t.gpu.util_mean;
-    g["util_percent_max"] = t.gpu.util_max;
-    g["memory_used_max_mib"] = t.gpu.memory_used_max_mib;
-    g["memory_total_mib"] = t.gpu.memory_total_mib;
-    g["samples"] = t.gpu.samples;
+    const GpuSummary& gs = t.gpu;
+    g["name"] = gs.name;
+    g["samples"] = gs.samples;
+    if (gs.metrics.utilization.samples > 0) {
+      g["util_percent_mean"] = gs.util_mean;
+      g["util_percent_max"] = gs.util_max;
+    }
+    if (gs.metrics.memory.samples > 0) {
+      g["memory_used_max_mib"] = gs.memory_used_max_mib;
+      g["memory_total_mib"] = gs.memory_total_mib;
+    }
+    if (gs.metrics.power.samples > 0) {
+      g["power_w_mean"] = gs.power_mean_w;
+      g["power_w_max"] = gs.power_max_w;
+    }
+    if (!gs.energy_method.empty()) {
+      g["energy_j"] = gs.energy_j;
+      g["energy_method"] = gs.energy_method;
+      g["encodes"] = gs.encodes;
+      if (gs.encodes > 0) g["energy_per_encode_j"] = gs.energy_per_encode_j;
+    }
+    auto metric = [](const GpuMetricStatus& m) {
+      json o{{"samples", m.samples}, {"failures", m.failures}};
+      if (!m.unavailable.empty()) o["unavailable"] = m.unavailable;
+      return o;
+    };
+    g["metrics"] = {{"utilization", metric(gs.metrics.utilization)},
+                    {"memory", metric(gs.metrics.memory)},
+                    {"power", metric(gs.metrics.power)},
+                    {"energy", metric(gs.metrics.energy)}};
   } else {
     g["reason"] = t.gpu.reason;
   }

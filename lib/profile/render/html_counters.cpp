@@ -115,6 +115,45 @@ std::string cache_section(const RunRecord& run) {
   return os.str();
 }
 
+namespace {
+
+/// Per cell GPU power and energy with the energy per encode, and the GPU metrics that were unavailable;
+/// empty when no cell read the GPU.
+std::string gpu_energy_table(const RunRecord& run) {
+  std::ostringstream rows;
+  std::map<std::string, std::string> unavailable;  // metric -> first reason met
+  for (const Cell& c : run.cells) {
+    const GpuSummary& g = c.telemetry.gpu;
+    if (!g.available) continue;
+    for (const auto& [name, m] : {std::pair{"utilisation", &g.metrics.utilization},
+                                  std::pair{"memory", &g.metrics.memory}, std::pair{"power", &g.metrics.power},
+                                  std::pair{"energy counter", &g.metrics.energy}})
+      if (!m->unavailable.empty()) unavailable.emplace(name, m->unavailable);
+    if (g.metrics.power.samples == 0 && g.energy_method.empty()) continue;
+    bool power = g.metrics.power.samples > 0, energy = !g.energy_method.empty();
+    rows << "<tr><td class=\"id\"><code>" << e(c.key.id()) << "</code></td><td class=\"n\">"
+         << (power ? fixed(g.power_mean_w, 1) + " / " + fixed(g.power_max_w, 1) : "–") << "</td><td class=\"n\">"
+         << (energy ? fixed(g.energy_j, 2) : "–") << "</td><td>" << (energy ? e(g.energy_method) : "–")
+         << "</td><td class=\"n\">" << g.encodes << "</td><td class=\"n\">"
+         << (energy && g.encodes > 0 ? fixed(g.energy_per_encode_j, 3) : "–") << "</td></tr>\n";
+  }
+  std::ostringstream os;
+  if (!rows.str().empty())
+    os << "<h3>GPU power and energy</h3>\n<div class=\"tw\"><table><thead><tr><th>cell</th><th class=\"n\">power "
+          "mean / max W</th><th class=\"n\">energy J</th><th>method</th><th class=\"n\">encodes</th><th "
+          "class=\"n\">J per encode</th></tr></thead><tbody>\n"
+       << rows.str()
+       << "</tbody></table></div>\n<p class=\"sub\">Measured: GPU 0 power from NVML; energy is the driver's energy "
+          "counter over the cell (counter) or, where it is unavailable, power integrated over the sampling "
+          "intervals (power_integrated). J per encode divides the device's whole energy over the cell, idle draw "
+          "included, by the encodes the cell performed (misses − disk hits + uncacheable).</p>\n";
+  for (const auto& [name, why] : unavailable)
+    os << "<p class=\"note\">GPU " << name << ": " << e(why) << ".</p>\n";
+  return os.str();
+}
+
+}  // namespace
+
 std::string utilisation_section(const RunRecord& run) {
   std::ostringstream os;
   os << "<section id=\"utilisation\"><h2>CPU and GPU utilisation over the run</h2>\n";
@@ -144,7 +183,7 @@ std::string utilisation_section(const RunRecord& run) {
     } else if (cpu_reason.empty()) {
       cpu_reason = cpu.reason.empty() ? "not sampled" : cpu.reason;
     }
-    if (g.available) {
+    if (g.available && g.metrics.utilization.samples > 0) {
       push(gpu, t, t1, g.util_mean);
       push(gpu_max, t, t1, g.util_max);
       gpu_name = g.name;
@@ -152,7 +191,8 @@ std::string utilisation_section(const RunRecord& run) {
       gpu_mem_total = std::max(gpu_mem_total, g.memory_total_mib);
       any_gpu = true;
     } else if (gpu_reason.empty()) {
-      gpu_reason = g.reason.empty() ? "not sampled" : g.reason;
+      gpu_reason = g.available ? g.metrics.utilization.unavailable : g.reason;
+      if (gpu_reason.empty()) gpu_reason = "not sampled";
     }
     t = t1;
   }
@@ -182,7 +222,7 @@ std::string utilisation_section(const RunRecord& run) {
   } else {
     os << "<p class=\"note\">No GPU samples: " << e(gpu_reason.empty() ? "the report has no cells" : gpu_reason) << ".</p>\n";
   }
-  os << "</div></section>\n";
+  os << "</div>\n" << gpu_energy_table(run) << "</section>\n";
   return os.str();
 }
 

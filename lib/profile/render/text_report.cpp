@@ -42,6 +42,20 @@ std::string summary_markdown(const RunRecord& run) {
         "continuous-batching engine that sleeps; parameters and their sources in the manifest); TTFA and E2E "
         "add both. Percentiles: nearest rank.\n\n```\n"
      << summary_table(run) << "```\n";
+  bool gpu_energy = false;
+  for (const Cell& c : run.cells) {
+    const GpuSummary& g = c.telemetry.gpu;
+    if (!g.available || (g.metrics.power.samples == 0 && g.energy_method.empty())) continue;
+    if (!gpu_energy) os << "\nGPU 0 power and energy (measured, NVML; J per encode = the device's energy over the cell / "
+                           "its encodes, misses - disk_hits + uncacheable):\n";
+    gpu_energy = true;
+    os << "- " << c.key.id() << ":";
+    if (g.metrics.power.samples > 0) os << fmt::format(" power {:.1f} W mean, {:.1f} W max;", g.power_mean_w, g.power_max_w);
+    if (g.energy_method.empty()) os << " energy " << g.metrics.energy.unavailable << "\n";
+    else
+      os << fmt::format(" {:.2f} J ({}), {} encodes{}\n", g.energy_j, g.energy_method, g.encodes,
+                        g.encodes > 0 ? fmt::format(", {:.3f} J per encode", g.energy_per_encode_j) : "");
+  }
   if (!run.skipped.empty()) {
     os << "\nSkipped:\n";
     for (const SkippedArm& s : run.skipped) os << "- " << s.model << " " << to_string(s.arm) << ": " << s.reason << "\n";

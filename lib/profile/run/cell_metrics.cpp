@@ -4,6 +4,11 @@
 
 namespace refenc::profile {
 
+std::uint64_t encodes_performed(const ServiceStats& delta) {
+  std::uint64_t from_memory_misses = delta.misses > delta.tier.disk_hits ? delta.misses - delta.tier.disk_hits : 0;
+  return from_memory_misses + delta.uncacheable;
+}
+
 Cell make_cell(const CellKey& key, const RunResult& run, const ServiceStats& delta, const TelemetrySummary& telemetry,
                bool open_loop, bool batching_active) {
   Cell c;
@@ -37,6 +42,9 @@ Cell make_cell(const CellKey& key, const RunResult& run, const ServiceStats& del
   c.audio_seconds_per_s = run.wall_s > 0 ? audio / run.wall_s : 0.0;
   c.generator = {run.generator_behind, run.late, run.max_lag_s};
   c.telemetry = telemetry;
+  GpuSummary& gpu = c.telemetry.gpu;
+  gpu.encodes = encodes_performed(delta);
+  gpu.energy_per_encode_j = !gpu.energy_method.empty() && gpu.encodes > 0 ? gpu.energy_j / gpu.encodes : 0.0;
   c.interrupted = run.interrupted;
   return c;
 }

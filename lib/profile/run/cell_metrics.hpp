@@ -3,7 +3,8 @@
 //
 // Latency stages are summarised over the successful requests (nearest-rank percentiles, seconds);
 // failures are counted in `errors`. Throughput is successful requests (and modelled audio seconds)
-// per second of wall time from the first scheduled send to the last completion.
+// per second of wall time from the first scheduled send to the last completion. The GPU energy of
+// the cell is shared over the encodes it performed (encodes_performed) as energy per encode.
 //
 //   Cell cell = make_cell({"fish-s2-pro", Arm::m4a, Phase::cold, 8, 0}, run, after.minus(before), telemetry,
 //                         /*open_loop=*/false, /*batching_active=*/false);
@@ -15,6 +16,12 @@
 #include "profile/run/runner.hpp"
 
 namespace refenc::profile {
+
+/// References encoded, by a cell's counter deltas (an M4b batch of four counts four): leaders that
+/// missed memory and were not answered by the disk tier (misses - disk_hits, failed encodes included:
+/// they cost the device too) plus uncacheable requests, which always encode. Recomputable from the
+/// cell's "cache" block of report.json.
+std::uint64_t encodes_performed(const ServiceStats& delta);
 
 /// The record of a finished cell (schema: reports/report.schema.json, "cells" items).
 Cell make_cell(const CellKey& key, const RunResult& run, const ServiceStats& delta, const TelemetrySummary& telemetry,

@@ -1,6 +1,5 @@
 #include "profile/run/telemetry.hpp"
 
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -42,81 +41,6 @@ bool system_cpu_jiffies(unsigned long long& busy, unsigned long long& total) {
   return true;
 }
 
-// ---- NVML ------------------------------------------------------------------------------------------
-
-struct GpuProbe::Fns {
-  using Init = int (*)();
-  using Shutdown = int (*)();
-  using Count = int (*)(unsigned*);
-  using Handle = int (*)(unsigned, void**);
-  using Util = int (*)(void*, unsigned*);  // nvmlUtilization_t = {unsigned gpu, memory}
-  using Mem = int (*)(void*, unsigned long long*);  // nvmlMemory_t = {total, free, used}
-  using Name = int (*)(void*, char*, unsigned);
-  Init init = nullptr;
-  Shutdown shutdown = nullptr;
-  Count count = nullptr;
-  Handle handle = nullptr;
-  Util util = nullptr;
-  Mem mem = nullptr;
-  Name name = nullptr;
-};
-
-GpuProbe::GpuProbe(const std::string& library) : fns_(std::make_unique<Fns>()) {
-  lib_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!lib_) {
-    const char* e = dlerror();
-    reason_ = "NVML not loadable (" + library + "): " + (e ? e : "unknown error");
-    return;
-  }
-  auto sym = [&](const char* n) { return dlsym(lib_, n); };
-  fns_->init = reinterpret_cast<Fns::Init>(sym("nvmlInit_v2"));
-  fns_->shutdown = reinterpret_cast<Fns::Shutdown>(sym("nvmlShutdown"));
-  fns_->count = reinterpret_cast<Fns::Count>(sym("nvmlDeviceGetCount_v2"));
-  fns_->handle = reinterpret_cast<Fns::Handle>(sym("nvmlDeviceGetHandleByIndex_v2"));
-  fns_->util = reinterpret_cast<Fns::Util>(sym("nvmlDeviceGetUtilizationRates"));
-  fns_->mem = reinterpret_cast<Fns::Mem>(sym("nvmlDeviceGetMemoryInfo"));
-  fns_->name = reinterpret_cast<Fns::Name>(sym("nvmlDeviceGetName"));
-  if (!fns_->init || !fns_->shutdown || !fns_->count || !fns_->handle || !fns_->util || !fns_->mem) {
-    reason_ = "NVML library lacks the needed symbols";
-    return;
-  }
-  if (int rc = fns_->init(); rc != 0) {
-    reason_ = "nvmlInit failed (code " + std::to_string(rc) + ")";
-    fns_->shutdown = nullptr;
-    return;
-  }
-  unsigned n = 0;
-  if (fns_->count(&n) != 0 || n == 0) {
-    reason_ = "no NVIDIA GPU visible to NVML";
-    return;
-  }
-  if (fns_->handle(0, &device_) != 0) {
-    reason_ = "NVML could not open device 0";
-    return;
-  }
-  char buf[96] = {};
-  if (fns_->name && fns_->name(device_, buf, sizeof buf) == 0) name_ = buf;
-  available_ = true;
-}
-
-GpuProbe::~GpuProbe() {
-  if (lib_) {
-    if (fns_->shutdown) fns_->shutdown();
-    dlclose(lib_);
-  }
-}
-
-bool GpuProbe::sample(double& util, double& used_mib, double& total_mib) {
-  if (!available_) return false;
-  unsigned u[2] = {};
-  unsigned long long m[3] = {};
-  if (fns_->util(device_, u) != 0 || fns_->mem(device_, m) != 0) return false;
-  util = u[0];
-  total_mib = static_cast<double>(m[0]) / (1024.0 * 1024.0);
-  used_mib = static_cast<double>(m[2]) / (1024.0 * 1024.0);
-  return true;
-}
-
 // ---- Sampler -----------------------------------------------------------------------------------------
 
 TelemetrySampler::TelemetrySampler(std::chrono::milliseconds interval, const std::string& nvml_library)
@@ -128,10 +52,8 @@ TelemetrySampler::TelemetrySampler(std::chrono::milliseconds interval, const std
   last_busy_ = first_busy_;
   last_total_ = first_total_;
   first_wall_ = last_wall_ = std::chrono::steady_clock::now();
-  summary_.gpu.available = gpu_.available();
-  summary_.gpu.reason = gpu_.reason();
-  summary_.gpu.name = gpu_.name();
-  thread_ = std::thread([this] { loop(); });
+  take_gpu_sample();
+  if (interval_.count() > 0) thread_ = std::thread([this] { loop(); });
 }
 
 TelemetrySampler::~TelemetrySampler() { stop(); }
@@ -155,21 +77,26 @@ void TelemetrySampler::take_cpu_sample() {
   }
 }
 
+void TelemetrySampler::take_gpu_sample() {
+  if (!gpu_.available()) return;
+  GpuReading r = gpu_.read();
+  gpu_acc_.add(r, std::chrono::duration<double>(std::chrono::steady_clock::now() - first_wall_).count());
+}
+
+void TelemetrySampler::sample_now() {
+  std::lock_guard lock(mutex_);
+  if (stopped_) return;
+  take_cpu_sample();
+  take_gpu_sample();
+}
+
 void TelemetrySampler::loop() {
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     cv_.wait_for(lock, interval_, [this] { return stopping_; });
     if (stopping_) break;
     take_cpu_sample();
-    double util = 0, used = 0, total = 0;
-    if (gpu_.sample(util, used, total)) {
-      auto& g = summary_.gpu;
-      ++g.samples;
-      gpu_util_sum_ += util;
-      g.util_max = std::max(g.util_max, util);
-      g.memory_used_max_mib = std::max(g.memory_used_max_mib, used);
-      g.memory_total_mib = total;
-    }
+    take_gpu_sample();
   }
 }
 
@@ -196,17 +123,8 @@ TelemetrySummary TelemetrySampler::stop() {
       summary_.cpu.system_max = std::max(summary_.cpu.system_max, summary_.cpu.system_mean);
     }
   }
-  if (summary_.gpu.available && summary_.gpu.samples > 0) summary_.gpu.util_mean = gpu_util_sum_ / summary_.gpu.samples;
-  if (summary_.gpu.available && summary_.gpu.samples == 0) {
-    // A cell shorter than one interval: take one sample now so the report has a value.
-    double util = 0, used = 0, total = 0;
-    if (gpu_.sample(util, used, total)) {
-      summary_.gpu.samples = 1;
-      summary_.gpu.util_mean = summary_.gpu.util_max = util;
-      summary_.gpu.memory_used_max_mib = used;
-      summary_.gpu.memory_total_mib = total;
-    }
-  }
+  take_gpu_sample();
+  summary_.gpu = gpu_acc_.summary();
   return summary_;
 }
 

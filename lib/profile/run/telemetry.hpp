@@ -1,5 +1,6 @@
-// Telemetry: CPU utilisation (this process and the whole system, from /proc) and GPU utilisation and
-// memory (NVML, loaded at run time with dlopen) sampled in the background while a cell runs.
+// Telemetry: CPU utilisation (this process and the whole system, from /proc) and GPU utilisation,
+// memory, power and energy (NVML, loaded at run time with dlopen: gpu_probe.hpp) sampled in the
+// background while a cell runs. The GPU is read once at the start, every interval, and once at stop.
 //
 // No GPU, no driver or no /proc is not an error: the summary says "unavailable" with the reason.
 //
@@ -18,34 +19,12 @@
 #include <vector>
 
 #include "profile/record/telemetry_summary.hpp"
+#include "profile/run/gpu_probe.hpp"
 
 namespace refenc::profile {
 
-/// NVML through dlopen. `library` is the shared object to load (overridable for tests).
-class GpuProbe {
- public:
-  explicit GpuProbe(const std::string& library = "libnvidia-ml.so.1");
-  ~GpuProbe();
-  GpuProbe(const GpuProbe&) = delete;
-  GpuProbe& operator=(const GpuProbe&) = delete;
-
-  bool available() const noexcept { return available_; }
-  const std::string& reason() const noexcept { return reason_; }
-  const std::string& name() const noexcept { return name_; }
-  /// Samples device 0: utilisation percent, used and total memory in MiB. False on an NVML error.
-  bool sample(double& util, double& used_mib, double& total_mib);
-
- private:
-  struct Fns;
-  void* lib_ = nullptr;
-  std::unique_ptr<Fns> fns_;
-  void* device_ = nullptr;
-  bool available_ = false;
-  std::string reason_;
-  std::string name_;
-};
-
-/// Background sampler: starts on construction, stop() (or the destructor) ends it.
+/// Background sampler: starts on construction, stop() (or the destructor) ends it. An interval of
+/// zero starts no thread: samples are then taken at construction, by sample_now() and at stop().
 class TelemetrySampler {
  public:
   explicit TelemetrySampler(std::chrono::milliseconds interval = std::chrono::milliseconds(250),
@@ -56,13 +35,17 @@ class TelemetrySampler {
 
   /// Stops sampling and summarises (idempotent: later calls return the same summary).
   TelemetrySummary stop();
+  /// Takes one CPU and GPU sample now (what the thread does each interval); ignored after stop().
+  void sample_now();
 
  private:
   void loop();
   void take_cpu_sample();
+  void take_gpu_sample();
 
   std::chrono::milliseconds interval_;
   GpuProbe gpu_;
+  GpuAccumulator gpu_acc_{gpu_};
   std::mutex mutex_;
   std::condition_variable cv_;
   bool stopping_ = false;
@@ -76,7 +59,6 @@ class TelemetrySampler {
   std::chrono::steady_clock::time_point last_wall_, first_wall_;
   double first_proc_s_ = 0;
   unsigned long long first_busy_ = 0, first_total_ = 0;
-  double gpu_util_sum_ = 0;
 };
 
 /// CPU seconds (user + system) used by this process so far; false when /proc is unreadable.
