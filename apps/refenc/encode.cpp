@@ -16,7 +16,9 @@
 #include "profile/run_report.hpp"
 #include "core/error.hpp"
 #include "encoders/encoder_hook.hpp"
+#include "shared_cache.hpp"
 #include "store/disk_tier.hpp"
+#include "store/tier_chain.hpp"
 
 namespace refenc::cli {
 
@@ -26,6 +28,7 @@ struct EncodeOptions {
   std::string clip, model, text, scale = "tiny", dtype = "float32", device = "cpu", module, out, cache_dir;
   bool x_vector_only = false, json = false;
   int threads = 0, repeat = 1;
+  SharedCacheOptions shared;
 };
 
 /// Seconds since this process started (dynamic loading of LibTorch and the other libraries included),
@@ -51,6 +54,7 @@ std::string where(RequestOutcome o) {
   switch (o) {
     case RequestOutcome::hit: return "memory";
     case RequestOutcome::disk_hit: return "disk";
+    case RequestOutcome::shared_hit: return "shared";
     case RequestOutcome::encoded: return "encoded";
     case RequestOutcome::uncacheable: return "encoded (uncacheable)";
     default: return std::string(to_string(o));
@@ -79,14 +83,16 @@ int run(const EncodeOptions& o) {
   using Clock = std::chrono::steady_clock;
   const double startup = process_age();
   const auto t0 = Clock::now();
+  std::shared_ptr<store::RedisTier> shared = open_shared_cache(o.shared);  // a bad URL fails before any work
   const double torch_init = encoders::warm_up_torch();
   encoders::EncoderOptions eo{.scale = o.scale, .dtype = o.dtype, .device = o.device, .module_path = o.module,
                               .threads = o.threads};
   std::shared_ptr<encoders::ModelHook> hook = encoders::make_hook(o.model, eo);
   const double build = std::chrono::duration<double>(Clock::now() - t0).count() - torch_init;
 
-  std::shared_ptr<store::DiskTier> tier;
+  std::shared_ptr<SecondTier<Artifact>> tier;
   if (!o.cache_dir.empty()) tier = store::open_disk_tier({.root = o.cache_dir});
+  if (shared) tier = std::make_shared<store::TierChain>(tier, shared);
   encoders::EncodeService service(hook, {.max_bytes = 1u << 30}, tier);
   encoders::EncodeRequest req{audio::ReferenceSource::parse(o.clip), o.text, o.x_vector_only};
 
@@ -178,6 +184,7 @@ Registration reg{"encode", "Encode one reference clip and show its key, artifact
   app.add_option("--repeat", o->repeat, "Request the clip N times through one service (later ones hit memory)")
       ->check(CLI::Range(1, 1000));
   app.add_option("--cache-dir", o->cache_dir, "Use a disk tier at DIR (a later run reports 'disk')");
+  add_shared_cache_options(app, o->shared);
   app.add_option("--out", o->out, "Write the artifact as JSON (meta; tensors with dtype, shape, values)");
   app.add_flag("--json", o->json, "Print the report as JSON");
   return [o] { return run(*o); };
