@@ -1,6 +1,7 @@
 #include "store/redis_client.hpp"
 
 #include <hiredis/hiredis.h>
+#include <signal.h>
 #include <sys/time.h>
 
 #include <algorithm>
@@ -37,6 +38,41 @@ RedisReply copy_reply(const redisReply* r) {
     for (std::size_t i = 0; i < r->elements; ++i) out.elements.push_back(copy_reply(r->element[i]));
   return out;
 }
+
+/// Blocks SIGPIPE in this thread while alive, and swallows one raised meanwhile: hiredis writes with
+/// write(2), and a write to a connection the server reset would otherwise kill the process.
+class SigpipeGuard {
+ public:
+  SigpipeGuard() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    sigset_t pending;
+    sigemptyset(&pending);
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    blocked_ = pthread_sigmask(SIG_BLOCK, &pipe_, &old_) == 0;
+  }
+  ~SigpipeGuard() {
+    if (!blocked_) return;
+    if (!was_pending_) {
+      sigset_t pending;
+      sigemptyset(&pending);
+      sigpending(&pending);
+      if (sigismember(&pending, SIGPIPE) == 1) {
+        const timespec zero{0, 0};
+        sigtimedwait(&pipe_, nullptr, &zero);
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  SigpipeGuard(const SigpipeGuard&) = delete;
+  SigpipeGuard& operator=(const SigpipeGuard&) = delete;
+
+ private:
+  sigset_t pipe_, old_;
+  bool was_pending_ = false;
+  bool blocked_ = false;
+};
 
 struct ReplyDeleter {
   void operator()(void* r) const { freeReplyObject(r); }
@@ -204,6 +240,7 @@ struct RedisClient::Impl {
       argv.push_back(a.data());
       lens.push_back(a.size());
     }
+    SigpipeGuard guard;
     ReplyPtr reply(redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lens.data()));
     if (!reply || c->err) {
       why = c->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ETIMEDOUT)
