@@ -118,7 +118,8 @@ struct RedisClient::Impl {
 
   void succeeded() {
     std::lock_guard lock(state_mutex);
-    if (state == State::closed) return;
+    // Only the probe closes an open circuit: a late reply to a command sent before it opened proves little.
+    if (state != State::half_open) return;
     state = State::closed;
     backoff = std::chrono::milliseconds(0);
     log::info(options.label + " " + options.endpoint.display() + " is reachable again");
@@ -127,9 +128,9 @@ struct RedisClient::Impl {
   void failed(const std::string& why) {
     ++failures;
     std::lock_guard lock(state_mutex);
+    if (state == State::open) return;  // a command sent before the circuit opened: already counted as down
     const bool was_closed = state == State::closed;
-    backoff = was_closed || backoff.count() == 0 ? options.backoff_initial
-                                                 : std::min(backoff * 2, options.backoff_max);
+    backoff = was_closed ? options.backoff_initial : std::min(backoff * 2, options.backoff_max);
     state = State::open;
     open_until = Clock::now() + backoff;
     failure = why;
