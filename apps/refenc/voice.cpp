@@ -93,8 +93,17 @@ int run_add(const VoiceOptions& o) {
 }
 
 int run_list(const VoiceOptions& o) {
-  auto voices = open_or_fail(o.root);
+  auto local = open_or_fail(o.root);
+  auto shared = with_shared(o, local);
+  store::VoiceCache* voices = shared ? &shared->local() : local.get();
   auto entries = voices->list();
+  if (shared) {  // voices registered on other hosts, not (yet) on this one's disk
+    for (const store::VoiceKey& k : shared->shared_list()) {
+      const bool known = std::any_of(entries.begin(), entries.end(),
+                                     [&](const store::VoiceEntry& e) { return e.key.canonical() == k.canonical(); });
+      if (!known) entries.push_back({k, 0, "shared"});
+    }
+  }
   if (o.json) {
     nlohmann::json j = nlohmann::json::array();
     for (const auto& e : entries) j.push_back(describe(e, nullptr));

@@ -124,6 +124,27 @@ std::vector<VoiceKey> SharedVoiceCache::shared_keys(std::string_view voice_name)
   return out;
 }
 
+std::vector<VoiceKey> SharedVoiceCache::shared_list() {
+  std::vector<VoiceKey> out;
+  std::string cursor = "0";
+  do {
+    auto r = shared_->client().command({"SCAN", cursor, "MATCH", namespace_ + "voice:*", "COUNT", "1000"});
+    if (!r || r->type != RedisReply::Type::array || r->elements.size() != 2) break;
+    cursor = r->elements[0].str;
+    for (const RedisReply& k : r->elements[1].elements) {
+      auto fields = shared_->client().command({"HKEYS", k.str});
+      if (!fields || fields->type != RedisReply::Type::array) continue;
+      for (const RedisReply& f : fields->elements) {
+        try {
+          out.push_back(VoiceKey::from_canonical(f.str));
+        } catch (const Error&) {
+        }
+      }
+    }
+  } while (cursor != "0");
+  return out;
+}
+
 std::uint64_t SharedVoiceCache::corrupt() const {
   std::lock_guard lock(mutex_);
   return corrupt_;

@@ -45,6 +45,9 @@ class SharedVoiceCache {
   /// The keys of `voice_name` held in Redis (empty when it is unavailable).
   std::vector<VoiceKey> shared_keys(std::string_view voice_name);
 
+  /// Every voice key held in Redis under this prefix (empty when it is unavailable).
+  std::vector<VoiceKey> shared_list();
+
   VoiceCache& local() noexcept { return *local_; }
   RedisTier& shared() noexcept { return *shared_; }
   /// Voice entries found invalid in Redis (deleted).

@@ -115,6 +115,8 @@ check "four replicas: encodes = distinct clips" [ "$encoded" = 3 ]
 
 # Registered voices: added on host A, seen on host B, removed on A, gone on B.
 "$refenc" voice add Alice "$work/clip1.wav" --model fish-s2-pro --root "$work/host-a" --shared-cache "$url" >/dev/null 2>"$work/va.err"
+"$refenc" voice list --root "$work/host-b" --shared-cache "$url" >"$work/vl.out" 2>&1
+check "voice list on B shows A's voice" grep -q "^alice " "$work/vl.out"
 "$refenc" voice show alice --root "$work/host-b" --shared-cache "$url" >"$work/vb.out" 2>&1
 check "voice added on A is seen on B" grep -q "voice      alice" "$work/vb.out"
 "$refenc" voice rm alice --root "$work/host-a" --shared-cache "$url" >/dev/null 2>&1

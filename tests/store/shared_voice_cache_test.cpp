@@ -25,6 +25,8 @@ TEST_CASE("shared voices: add, replace and remove on one replica reach another r
 
   CHECK(b.get(alice) == nullptr);
   REQUIRE(a.put(alice, fake_artifact("first take").compacted()));
+  REQUIRE(b.shared_list().size() == 1);
+  CHECK(b.shared_list()[0].canonical() == alice.canonical());
   auto got = b.get(alice);  // from Redis, into b's memory and disk
   REQUIRE(got);
   CHECK(*got == fake_artifact("first take").compacted());
