@@ -249,6 +249,10 @@ int main(int argc, char** argv) {
                 (unsigned long long)st.tier.shared_writes, (unsigned long long)st.tier.shared_errors,
                 (unsigned long long)st.tier.shared_corrupt, (unsigned long long)st.tier.shared_lease_waits,
                 (unsigned long long)st.tier.shared_lease_takeovers);
+    const store::RedisClientStats c = shared->client().stats();
+    std::printf("redis client: commands=%llu failures=%llu skipped=%llu circuit_opens=%llu\n",
+                (unsigned long long)c.commands, (unsigned long long)c.failures, (unsigned long long)c.skipped,
+                (unsigned long long)c.circuit_opens);
     if (st.tier.shared_corrupt) violation("shared tier found corrupt values: " + std::to_string(st.tier.shared_corrupt));
     if (st.tier.shared_writes == 0) violation("nothing was written to the shared tier");
     try {
