@@ -1,6 +1,9 @@
 #include "store/redis_tier.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <condition_variable>
+#include <mutex>
 #include <random>
 #include <thread>
 
@@ -16,6 +19,10 @@ namespace {
 /// replica, or a value another replica rewrote, is left alone.
 constexpr std::string_view kDeleteIfSame =
     "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0";
+
+/// Extends KEYS[1]'s expiry to ARGV[2] ms only while it still holds ARGV[1]; 0 when it does not.
+constexpr std::string_view kExtendIfSame =
+    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0";
 
 /// {1, value} when KEYS[1] (the value) exists; else {2} after taking KEYS[2] (the lease) for ARGV[1]
 /// (a random token) with expiry ARGV[2] ms; else {3}: another replica holds the lease.
@@ -171,15 +178,59 @@ void RedisTier::store(const ReferenceEncodeKey& key, const Artifact& stored) noe
   }
 }
 
-std::shared_ptr<void> RedisTier::make_lease(const std::string& lease_key, const std::string& token) {
-  std::weak_ptr<RedisClient> client = client_;
-  return std::shared_ptr<void>(new int(0), [client, lease_key, token](int* p) noexcept {
-    delete p;
+namespace {
+
+/// A held lease: a thread extends its expiry every third of lease_ttl (only while it is still ours)
+/// so that an encode longer than lease_ttl keeps it; destruction stops the thread and releases it.
+class HeldLease {
+ public:
+  HeldLease(std::weak_ptr<RedisClient> client, std::string key, std::string token, std::chrono::milliseconds ttl)
+      : client_(std::move(client)), key_(std::move(key)), token_(std::move(token)), ttl_(ttl) {
     try {
-      if (auto c = client.lock()) c->command({"EVAL", kDeleteIfSame, "1", lease_key, token});
+      renewer_ = std::thread([this] { renew(); });
     } catch (...) {
+      // No thread: the lease simply lapses after lease_ttl.
     }
-  });
+  }
+  ~HeldLease() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (renewer_.joinable()) renewer_.join();
+    if (auto c = client_.lock()) c->command({"EVAL", kDeleteIfSame, "1", key_, token_});
+  }
+  HeldLease(const HeldLease&) = delete;
+  HeldLease& operator=(const HeldLease&) = delete;
+
+ private:
+  void renew() {
+    const std::string ms = std::to_string(ttl_.count());
+    std::unique_lock lock(mutex_);
+    while (!cv_.wait_for(lock, std::max(ttl_ / 3, std::chrono::milliseconds(1)), [this] { return stop_; })) {
+      lock.unlock();
+      auto c = client_.lock();
+      std::optional<RedisReply> r;
+      if (c) r = c->command({"EVAL", kExtendIfSame, "1", key_, token_, ms});
+      lock.lock();
+      if (!c || (r && r->type == RedisReply::Type::integer && r->integer == 0)) return;  // lost: stop renewing
+    }
+  }
+
+  std::weak_ptr<RedisClient> client_;
+  std::string key_, token_;
+  std::chrono::milliseconds ttl_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread renewer_;
+};
+
+}  // namespace
+
+std::shared_ptr<void> RedisTier::make_lease(const std::string& lease_key, const std::string& token) {
+  return std::make_shared<HeldLease>(client_, lease_key, token, options_.lease_ttl);
 }
 
 TierLookup<Artifact> RedisTier::load_or_lead(const ReferenceEncodeKey& key, std::chrono::milliseconds wait) noexcept {

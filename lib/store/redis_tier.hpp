@@ -15,7 +15,9 @@
 // Fleet-wide single-flight (load_or_lead): one script reads the value or, when there is none, takes
 // the key's lease (`SET lease token NX PX lease_ttl`) atomically; another replica that finds the lease polls for the value with
 // backoff, at most `wait`, taking the lease over when it lapses without a value (its holder crashed),
-// and otherwise encodes itself. The lease is released (only if it is still ours) when dropped.
+// and otherwise encodes itself. While held, the lease's expiry is extended every third of lease_ttl,
+// so a long encode keeps it and a crashed holder loses it within lease_ttl; it is released (only if
+// it is still ours) when dropped.
 //
 // Failure never fails a request: every command has a timeout, and a server that is down, slow or
 // refuses the login opens RedisClient's circuit (one warning), after which the tier answers misses
@@ -49,7 +51,7 @@ struct RedisTierOptions {
   std::chrono::seconds ttl{0};                       ///< Expiry of each value; 0: none (the server's LRU bounds it).
   std::chrono::milliseconds connect_timeout{250};
   std::chrono::milliseconds command_timeout{250};
-  std::chrono::milliseconds lease_ttl{30'000};       ///< How long a lease holds if its holder never releases it.
+  std::chrono::milliseconds lease_ttl{10'000};       ///< How long a lease outlives a holder that stopped renewing it.
   std::chrono::milliseconds poll_max{50};            ///< Longest pause between a follower's polls.
   std::uint64_t max_value_bytes = 64ull << 20;       ///< Larger entries are neither written nor read.
   std::size_t max_connections = 8;

@@ -388,6 +388,29 @@ TEST_CASE("redis tier: a follower waits for the lease holder, bounded, and takes
   CHECK(r.command({"GET", lease})->str == "next-holder");
 }
 
+TEST_CASE("redis tier: a lease held longer than its ttl is renewed, not taken over") {
+  REQUIRE_REDIS();
+  RedisServer redis;
+  auto opts = fast(redis.url());
+  opts.lease_ttl = 150ms;
+  auto leader = open_redis_tier(opts);
+  auto follower = open_redis_tier(opts);
+  const ReferenceEncodeKey key = fake_key("erin");
+  TierLookup<Artifact> lead = leader->load_or_lead(key, 1000ms);
+  REQUIRE(lead.lease);
+  // Four times the ttl: a follower still finds the lease held, waits out its own wait, takes nothing.
+  TierLookup<Artifact> follow = follower->load_or_lead(key, 600ms);
+  CHECK(follow.stored == nullptr);
+  CHECK(follow.lease == nullptr);
+  CHECK(follower->stats().shared_lease_waits == 1);
+  CHECK(follower->stats().shared_lease_takeovers == 0);
+  leader->store(key, fake_artifact("erin").compacted());
+  lead.lease.reset();
+  follow = follower->load_or_lead(key, 600ms);
+  CHECK(follow.stored != nullptr);
+  CHECK(follow.shared);
+}
+
 namespace {
 
 /// One replica: a service over its own disk folder and the shared tier, asking for every key in its
