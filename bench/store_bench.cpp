@@ -1,16 +1,21 @@
-// bench_store: disk-tier hit latency of a 10 s Fish artifact against its encode time, in one run.
+// bench_store: disk-tier and shared-tier hit latency of a 10 s Fish artifact against its encode time.
 //
 //   bench_store [--reads 2000] [--scales tiny,small] [--seconds 10] [--root DIR] [--json FILE]
+//               [--shared-cache redis://127.0.0.1:6379]      (or $REFENC_SHARED_CACHE)
 //
 // For each fish-s2-pro scale: the median of 3 encode_one calls of a synthetic clip (after one
 // warm-up; decode excluded), then the stored artifact (codes int16 [10, T]) written to a disk tier in
 // a fresh root (default: a temporary folder, removed afterwards) and read back `reads` times through
 // DiskTier::load (read, key and checksum verification, touch): p50, p95, p99 and mean, plus the
 // caller-side copy (load_artifact) and the write (encode_entry + fsync + rename) for reference.
+// With a shared cache, the same entry is written to Redis (under a prefix of its own, deleted
+// afterwards) and read back `reads` times through RedisTier::load_or_lead, the leader's lookup the
+// service makes (one script round trip, key and checksum verification): p50, p95, p99.
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +28,7 @@
 #include "bench_support.hpp"
 #include "encoders/encoder_hook.hpp"
 #include "store/disk_tier.hpp"
+#include "store/redis_tier.hpp"
 
 using namespace refenc;
 using namespace refenc::encoders;
@@ -56,6 +62,7 @@ int main(int argc, char** argv) {
   int reads = 2000;
   double seconds = 10;
   std::string scales = "tiny,small", root, json_path;
+  std::string shared_url = std::getenv(store::kSharedCacheEnv) ? std::getenv(store::kSharedCacheEnv) : "";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -67,8 +74,10 @@ int main(int argc, char** argv) {
     else if (a == "--scales") scales = next();
     else if (a == "--root") root = next();
     else if (a == "--json") json_path = next();
+    else if (a == "--shared-cache") shared_url = next();
     else {
-      std::cerr << "usage: bench_store [--reads N] [--scales tiny,small] [--seconds S] [--root DIR] [--json FILE]\n";
+      std::cerr << "usage: bench_store [--reads N] [--scales tiny,small] [--seconds S] [--root DIR] [--json FILE] "
+                   "[--shared-cache URL]\n";
       return 2;
     }
   }
@@ -138,6 +147,32 @@ int main(int argc, char** argv) {
                                 {"encode_over_hit", enc.p50 / hit.p50},
                                 {"goal_p50_under_1ms", hit.p50 < 1e-3}});
     tier->clear();
+
+    if (shared_url.empty()) continue;
+    auto shared = store::open_redis_tier({.url = shared_url, .prefix = "bench-" + std::to_string(::getpid())});
+    std::vector<double> shared_write_s, shared_hit_s;
+    for (int r = 0; r < 20; ++r) {
+      auto t0 = Clock::now();
+      shared->store(key, stored);
+      shared_write_s.push_back(since(t0));
+    }
+    for (int r = 0; r < reads; ++r) {
+      auto t0 = Clock::now();
+      TierLookup<Artifact> got = shared->load_or_lead(key, std::chrono::seconds(1));
+      shared_hit_s.push_back(since(t0));
+      if (!got.stored || !(*got.stored == stored)) {
+        std::cerr << "bench_store: shared cache " << shared->display() << ": wrong or missing read\n";
+        return 1;
+      }
+    }
+    shared->clear();
+    const Summary sh = summarize(shared_hit_s), sw = summarize(shared_write_s);
+    std::cout << fmt::format("{:<6} shared {} hit p50 {:.3f} ms, p95 {:.3f} ms, p99 {:.3f} ms; write p50 {:.3f} ms; "
+                             "encode / shared hit {:.0f}x, shared hit / disk hit {:.1f}x\n",
+                             scale, shared->display(), sh.p50 * 1e3, sh.p95 * 1e3, sh.p99 * 1e3, sw.p50 * 1e3,
+                             enc.p50 / sh.p50, sh.p50 / hit.p50);
+    report["scales"].back()["shared_hit_ms"] = {{"p50", sh.p50 * 1e3}, {"p95", sh.p95 * 1e3}, {"p99", sh.p99 * 1e3}, {"mean", sh.mean * 1e3}};
+    report["scales"].back()["shared_write_ms"] = {{"p50", sw.p50 * 1e3}, {"p95", sw.p95 * 1e3}};
   }
   if (!json_path.empty()) std::ofstream(json_path) << report.dump(2) << '\n';
   if (temp_root) {

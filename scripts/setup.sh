@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # Installs what refenc needs to build and test on Debian, and nothing that is already there.
 # Idempotent: a second run checks the packages and exits without touching apt.
-# Usage: scripts/setup.sh [--test]   (--test adds the tools the test suite uses: clang, sox, espeak-ng)
+# Usage: scripts/setup.sh [--test]   (--test adds the tools the test suite uses: clang, sox, espeak-ng, redis-server)
 set -euo pipefail
 
 pkgs=(
   build-essential cmake g++ pkg-config ccache make git
   libtorch-dev libopenblas0-pthread
   libcli11-dev libfmt-dev nlohmann-json3-dev catch2
-  libsndfile1-dev libsamplerate0-dev libssl-dev
+  libsndfile1-dev libsamplerate0-dev libssl-dev libhiredis-dev
 )
 if [[ "${1:-}" == "--test" ]]; then
-  pkgs+=(clang libclang-rt-14-dev sox espeak-ng chromium python3 time)
+  pkgs+=(clang libclang-rt-14-dev sox espeak-ng chromium python3 time redis-server)
 fi
 
 missing=()

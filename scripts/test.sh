@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Runs every refenc test: installs what is missing, builds, runs ctest, the core tests under TSan and
-# ASan+UBSan, and each fuzz target briefly. Ends with one line "N passed, M failed".
+# ASan+UBSan, the service stress run under both (again with the shared Redis tier when STRESS_REDIS
+# is 1, or auto and redis-server is installed), and each fuzz target briefly. Ends with one line
+# "N passed, M failed".
+#
+#   scripts/test.sh                  # STRESS_REDIS=auto (default) | 1 | 0
 set -uo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-2}
 BUILD=${BUILD:-build/release}
 FUZZ_SECONDS=${FUZZ_SECONDS:-10}
+STRESS_REDIS=${STRESS_REDIS:-auto}
 passed=0
 failed=0
 failures=()
@@ -53,6 +58,28 @@ sanitized_stress() {  # the service + disk tier + batching stress, short, under 
 }
 step "stress under ThreadSanitizer" sanitized_stress thread
 step "stress under AddressSanitizer+UBSan" sanitized_stress address
+
+sanitized_stress_redis() {  # the same run with the shared Redis tier, against a redis-server on loopback
+  local dir=build/stress-$1 port pid rc
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  local data
+  data=$(mktemp -d)
+  redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$data" --daemonize no \
+    --maxmemory 256mb --maxmemory-policy allkeys-lru >/dev/null 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+  TSAN_OPTIONS="halt_on_error=1" ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1" \
+    "$dir/tests/stress/stress_service" --threads 64 --requests 20000 --keys 1500 --redis "redis://127.0.0.1:$port"
+  rc=$?
+  kill -9 "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  rm -rf "$data"
+  return $rc
+}
+if [[ $STRESS_REDIS == 1 || ($STRESS_REDIS == auto && -n $(command -v redis-server)) ]]; then
+  step "stress with the Redis tier under ThreadSanitizer" sanitized_stress_redis thread
+  step "stress with the Redis tier under AddressSanitizer+UBSan" sanitized_stress_redis address
+fi
 
 if [[ -x scripts/fuzz.sh ]]; then
   step "fuzz (${FUZZ_SECONDS}s per target)" scripts/fuzz.sh "$FUZZ_SECONDS"

@@ -11,6 +11,7 @@
 #include "command.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "shared_cache.hpp"
 #include "store/disk_tier.hpp"
 #include "store/voice_cache.hpp"
 
@@ -24,6 +25,7 @@ struct CacheOptions {
   std::string max_bytes;
   bool remove = false;
   bool json = false;
+  SharedCacheOptions shared;
   CLI::App* stats = nullptr;
   CLI::App* clear = nullptr;
   CLI::App* gc = nullptr;
@@ -68,7 +70,46 @@ std::shared_ptr<store::DiskTier> open_or_fail(const std::string& root) {
   return tier;
 }
 
+/// The shared tier's section of `cache stats`: where it is, its bound and policy, this prefix's entries.
+nlohmann::json shared_stats(store::RedisTier& shared) {
+  const log::Level before = log::level();
+  log::set_level(log::Level::error);  // unreachable is reported below, not warned about
+  store::RedisServerInfo info = shared.server_info();
+  log::set_level(before);
+  nlohmann::json j = {{"url", shared.display()}, {"prefix", shared.options().prefix}, {"reachable", info.reachable}};
+  if (!info.reachable) {
+    j["failure"] = info.failure;
+    return j;
+  }
+  j["version"] = info.version;
+  j["maxmemory"] = info.maxmemory ? nlohmann::json(*info.maxmemory) : nlohmann::json(nullptr);
+  j["maxmemory_policy"] = info.policy;
+  j["used_memory"] = info.used_memory ? nlohmann::json(*info.used_memory) : nlohmann::json(nullptr);
+  j["entries"] = info.entries;
+  j["entries_capped"] = info.entries_capped;
+  return j;
+}
+
+void print_shared(const nlohmann::json& j) {
+  std::cout << fmt::format("shared     {}{}\n", j["url"].get<std::string>(),
+                           j["prefix"].get<std::string>().empty() ? "" : " prefix " + j["prefix"].get<std::string>());
+  if (!j["reachable"].get<bool>()) {
+    std::cout << fmt::format("  unreachable: {}\n", j["failure"].get<std::string>());
+    return;
+  }
+  const std::string bound = j["maxmemory"].is_null() ? "unknown"
+                            : j["maxmemory"].get<std::uint64_t>() == 0
+                                ? "none (maxmemory 0)"
+                                : human_bytes(j["maxmemory"].get<std::uint64_t>());
+  std::cout << fmt::format("  server   redis {}, maxmemory {}, policy {}, used {}\n", j["version"].get<std::string>(),
+                           bound, j["maxmemory_policy"].get<std::string>().empty() ? "unknown" : j["maxmemory_policy"].get<std::string>(),
+                           j["used_memory"].is_null() ? "unknown" : human_bytes(j["used_memory"].get<std::uint64_t>()));
+  std::cout << fmt::format("  entries  {}{}\n", j["entries_capped"].get<bool>() ? "at least " : "",
+                           j["entries"].get<std::uint64_t>());
+}
+
 int run_stats(const CacheOptions& o) {
+  auto shared = open_shared_cache(o.shared);
   auto tier = open_or_fail(o.root);
   store::ScanReport s = tier->scan();
   const log::Level before = log::level();
@@ -89,6 +130,7 @@ int run_stats(const CacheOptions& o) {
                         {"models", nlohmann::json::object()},
                         {"voices", {{"entries", voice_entries.size()}, {"bytes", voice_bytes}}}};
     for (const auto& [m, u] : s.models) j["models"][m] = {{"entries", u.entries}, {"bytes", u.bytes}};
+    if (shared) j["shared"] = shared_stats(*shared);
     std::cout << j.dump(2) << '\n';
     return 0;
   }
@@ -99,17 +141,25 @@ int run_stats(const CacheOptions& o) {
     std::cout << fmt::format("  {:<24} {:>6} entries  {:>10}\n", m, u.entries, human_bytes(u.bytes));
   std::cout << fmt::format("voices     {} entries ({})\n", voice_entries.size(), human_bytes(voice_bytes));
   if (s.stale_temp_files) std::cout << fmt::format("cleaned    {} stale temporary files\n", s.stale_temp_files);
+  if (shared) print_shared(shared_stats(*shared));
   return 0;
 }
 
 int run_clear(const CacheOptions& o) {
   auto tier = open_or_fail(o.root);
   std::optional<std::string> model = o.model.empty() ? std::nullopt : std::optional<std::string>(o.model);
+  auto shared = open_shared_cache(o.shared);
   std::uint64_t n = tier->clear(model);
-  if (o.json)
-    std::cout << nlohmann::json{{"removed", n}, {"model", o.model.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.model)}}.dump(2) << '\n';
-  else
+  std::optional<std::uint64_t> shared_n;
+  if (shared) shared_n = shared->clear(model);
+  if (o.json) {
+    nlohmann::json j{{"removed", n}, {"model", o.model.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.model)}};
+    if (shared_n) j["shared_removed"] = *shared_n;
+    std::cout << j.dump(2) << '\n';
+  } else {
     std::cout << fmt::format("removed    {} entries{}\n", n, o.model.empty() ? "" : " of model " + o.model);
+    if (shared_n) std::cout << fmt::format("removed    {} shared entries from {}\n", *shared_n, shared->display());
+  }
   return 0;
 }
 
@@ -157,7 +207,8 @@ Registration reg{"cache", "Inspect and maintain the disk cache: stats, clear, gc
   app.require_subcommand(1);
   app.add_option("--root", o->root, "Cache root (default $REFENC_CACHE_DIR, $XDG_CACHE_HOME/refenc, ~/.cache/refenc)");
   app.add_flag("--json", o->json, "Print JSON");
-  o->stats = app.add_subcommand("stats", "Entries and bytes per model, and registered voices");
+  add_shared_cache_options(app, o->shared);
+  o->stats = app.add_subcommand("stats", "Entries and bytes per model, registered voices, and the shared cache");
   o->clear = app.add_subcommand("clear", "Delete every entry, or those of one model");
   o->clear->add_option("--model", o->model, "Only this model's entries");
   o->gc = app.add_subcommand("gc", "Delete stale temporary and lock files and evict LRU entries down to the bound");

@@ -19,8 +19,10 @@
 #include "util/atomic_file.hpp"
 #include "core/error.hpp"
 #include "encoders/encoder_hook.hpp"
+#include "shared_cache.hpp"
 #include "store/disk_tier.hpp"
 #include "store/entry_format.hpp"
+#include "store/tier_chain.hpp"
 
 namespace refenc::cli {
 
@@ -30,6 +32,7 @@ struct EncodeOptions {
   std::string clip, model, text, scale = "tiny", dtype = "float32", device = "cpu", module, out, cache_dir;
   bool x_vector_only = false, json = false, no_cache = false;
   int threads = 0, repeat = 1;
+  SharedCacheOptions shared;
 };
 
 /// Seconds since this process started (dynamic loading of LibTorch and the other libraries included),
@@ -55,6 +58,7 @@ std::string where(RequestOutcome o) {
   switch (o) {
     case RequestOutcome::hit: return "memory";
     case RequestOutcome::disk_hit: return "disk";
+    case RequestOutcome::shared_hit: return "shared";
     case RequestOutcome::encoded: return "encoded";
     case RequestOutcome::uncacheable: return "encoded (uncacheable)";
     default: return std::string(to_string(o));
@@ -99,14 +103,17 @@ int run(const EncodeOptions& o) {
   const OutFormat format = out_format(o.out);  // before any work
   const double startup = process_age();
   const auto t0 = Clock::now();
+  std::shared_ptr<store::RedisTier> shared = open_shared_cache(o.shared);  // a bad URL fails before any work
   const double torch_init = encoders::warm_up_torch();
   encoders::EncoderOptions eo{.scale = o.scale, .dtype = o.dtype, .device = o.device, .module_path = o.module,
                               .threads = o.threads};
   std::shared_ptr<encoders::ModelHook> hook = encoders::make_hook(o.model, eo);
   const double build = std::chrono::duration<double>(Clock::now() - t0).count() - torch_init;
 
-  std::shared_ptr<store::DiskTier> tier;
-  if (!o.no_cache) tier = store::open_disk_tier({.root = o.cache_dir});  // empty: the default root
+  std::shared_ptr<store::DiskTier> disk;
+  if (!o.no_cache) disk = store::open_disk_tier({.root = o.cache_dir});  // empty: the default root
+  std::shared_ptr<SecondTier<Artifact>> tier = disk;
+  if (shared) tier = std::make_shared<store::TierChain>(disk, shared);
   encoders::EncodeService service(hook, {.max_bytes = 1u << 30}, tier);
   encoders::EncodeRequest req{audio::ReferenceSource::parse(o.clip), o.text, o.x_vector_only};
 
@@ -151,9 +158,9 @@ int run(const EncodeOptions& o) {
   j["artifact"]["stored_bytes"] = hook->stored_bytes(hook->store_artifact(artifact));
   j["timings_s"] = {{"process_start", startup}, {"first_torch_call", torch_init}, {"build_network", build}};
   j["runs"] = runs;
-  j["cache"] = tier ? nlohmann::json{{"root", tier->root().string()}, {"enabled", tier->enabled()}} : nlohmann::json(nullptr);
-  if (tier) {
-    const store::DiskLockStats l = tier->lock_stats();
+  j["cache"] = disk ? nlohmann::json{{"root", disk->root().string()}, {"enabled", disk->enabled()}} : nlohmann::json(nullptr);
+  if (disk) {
+    const store::DiskLockStats l = disk->lock_stats();
     j["cache"]["lock"] = {{"leases", l.leases}, {"lock_waits", l.lock_waits}, {"lock_wait_hits", l.lock_wait_hits},
                           {"lock_takeovers", l.lock_takeovers}, {"lock_timeouts", l.lock_timeouts}};
   }
@@ -190,8 +197,8 @@ int run(const EncodeOptions& o) {
         i + 1, r["from"].get<std::string>(), r["decode_s"].get<double>(), r["resample_s"].get<double>(),
         r["normalize_s"].get<double>(), r["encode_s"].get<double>(), r["total_s"].get<double>());
   }
-  if (tier && tier->lock_stats().lock_waits) {
-    const store::DiskLockStats l = tier->lock_stats();
+  if (disk && disk->lock_stats().lock_waits) {
+    const store::DiskLockStats l = disk->lock_stats();
     std::cout << fmt::format("cache      waited for another process encoding this key: {}\n",
                              l.lock_wait_hits ? "read its entry"
                              : l.lock_takeovers ? "it stopped without an entry, encoded here"
@@ -224,6 +231,7 @@ Registration reg{"encode", "Encode one reference clip and show its key, artifact
   app.add_option("--out", o->out,
                  "Write the artifact: FILE.pt a torch archive (torch.load(FILE, weights_only=True)), FILE.json "
                  "JSON (meta; tensors with dtype, shape, values)");
+  add_shared_cache_options(app, o->shared);
   app.add_flag("--json", o->json, "Print the report as JSON");
   return [o] { return run(*o); };
 }};

@@ -1,5 +1,6 @@
 // `refenc voice add NAME CLIP --model M [--text T] | list | show NAME | rm NAME`: registered voices,
 // encoded once and kept in the voice cache under the cache root.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -11,6 +12,8 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "encoders/encoder_hook.hpp"
+#include "shared_cache.hpp"
+#include "store/shared_voice_cache.hpp"
 #include "store/voice_cache.hpp"
 
 namespace refenc::cli {
@@ -21,6 +24,7 @@ struct VoiceOptions {
   std::string root, name, clip, model, text, version = "1", scale = "tiny", device = "cpu";
   bool json = false;
   std::size_t max_voices = 1000;
+  SharedCacheOptions shared;
   CLI::App* add = nullptr;
   CLI::App* list = nullptr;
   CLI::App* show = nullptr;
@@ -39,6 +43,13 @@ std::unique_ptr<store::VoiceCache> open_or_fail(const std::string& root, std::si
   return voices;
 }
 
+/// The local voices, behind the shared tier when --shared-cache names one (null otherwise).
+std::unique_ptr<store::SharedVoiceCache> with_shared(const VoiceOptions& o, std::unique_ptr<store::VoiceCache>& local) {
+  auto shared = open_shared_cache(o.shared);
+  if (!shared) return nullptr;
+  return std::make_unique<store::SharedVoiceCache>(std::shared_ptr<store::VoiceCache>(std::move(local)), shared);
+}
+
 nlohmann::json describe(const store::VoiceEntry& e, const Artifact* a) {
   nlohmann::json j = {{"voice", e.key.voice_name}, {"model", e.key.model_type},   {"version", e.key.voice_version},
                       {"kind", e.key.artifact_kind}, {"bytes", e.bytes},         {"path", e.path}};
@@ -52,15 +63,22 @@ nlohmann::json describe(const store::VoiceEntry& e, const Artifact* a) {
 
 int run_add(const VoiceOptions& o) {
   const std::string name = store::VoiceCache::normalize_voice_name(o.name);  // fail before any encode
-  auto voices = open_or_fail(o.root, o.max_voices);
-  voices->check_cap(name);  // fail before the encode; put() checks again
+  auto local = open_or_fail(o.root, o.max_voices);
+  local->check_cap(name);  // fail before the encode; put() checks again
+  auto shared = with_shared(o, local);
+  store::VoiceCache* voices = shared ? &shared->local() : local.get();
   auto hook = encoders::make_hook(o.model, {.scale = o.scale, .device = o.device});
   encoders::EncodeService service(hook);
   Artifact artifact = service.get_or_encode({audio::ReferenceSource::parse(o.clip), o.text});
   Artifact stored = hook->store_artifact(artifact);
   store::VoiceKey key{o.model, name, o.version, hook->info().artifact_kind};
-  if (!voices->put(key, stored))
+  if (shared) {
+    if (!shared->put(key, stored))
+      log::warn("voice '" + name + "': not stored in the shared cache " + shared->shared().display() +
+                " (unavailable): registered on this host only");
+  } else if (!voices->put(key, stored)) {
     throw Error(ErrorKind::io, "voice '" + name + "': could not be written under " + voices->folder().string());
+  }
   auto entries = voices->list(name);
   store::VoiceEntry entry{key, stored.byte_size(), {}};
   for (const auto& e : entries)
@@ -77,8 +95,17 @@ int run_add(const VoiceOptions& o) {
 }
 
 int run_list(const VoiceOptions& o) {
-  auto voices = open_or_fail(o.root);
+  auto local = open_or_fail(o.root);
+  auto shared = with_shared(o, local);
+  store::VoiceCache* voices = shared ? &shared->local() : local.get();
   auto entries = voices->list();
+  if (shared) {  // voices registered on other hosts, not (yet) on this one's disk
+    for (const store::VoiceKey& k : shared->shared_list()) {
+      const bool known = std::any_of(entries.begin(), entries.end(),
+                                     [&](const store::VoiceEntry& e) { return e.key.canonical() == k.canonical(); });
+      if (!known) entries.push_back({k, 0, "shared"});
+    }
+  }
   if (o.json) {
     nlohmann::json j = nlohmann::json::array();
     for (const auto& e : entries) j.push_back(describe(e, nullptr));
@@ -97,14 +124,24 @@ int run_list(const VoiceOptions& o) {
 }
 
 int run_show(const VoiceOptions& o) {
-  auto voices = open_or_fail(o.root);
+  auto local = open_or_fail(o.root);
+  auto shared = with_shared(o, local);
+  store::VoiceCache* voices = shared ? &shared->local() : local.get();
   auto entries = voices->list(o.name);
-  if (entries.empty()) throw Error(ErrorKind::bad_input, "voice '" + o.name + "': not registered");
+  if (shared) {
+    for (const store::VoiceKey& k : shared->shared_keys(o.name)) {
+      const bool known = std::any_of(entries.begin(), entries.end(),
+                                     [&](const store::VoiceEntry& e) { return e.key.canonical() == k.canonical(); });
+      if (!known) entries.push_back({k, 0, "shared"});
+    }
+  }
   nlohmann::json all = nlohmann::json::array();
   for (const auto& e : entries) {
-    auto a = voices->get(e.key);
+    auto a = shared ? shared->get(e.key) : voices->get(e.key);
+    if (!a && shared) continue;  // removed on another replica
     all.push_back(describe(e, a.get()));
   }
+  if (all.empty()) throw Error(ErrorKind::bad_input, "voice '" + o.name + "': not registered");
   if (o.json) {
     std::cout << all.dump(2) << '\n';
     return 0;
@@ -123,10 +160,12 @@ int run_show(const VoiceOptions& o) {
 }
 
 int run_rm(const VoiceOptions& o) {
-  auto voices = open_or_fail(o.root);
+  auto local = open_or_fail(o.root);
+  auto shared = with_shared(o, local);
+  store::VoiceCache* voices = shared ? &shared->local() : local.get();
   std::optional<std::string> model = o.model.empty() ? std::nullopt : std::optional<std::string>(o.model);
   const std::size_t n = voices->list(o.name).size();
-  if (!voices->clear_voice(o.name, model))
+  if (!(shared ? shared->clear_voice(o.name, model) : voices->clear_voice(o.name, model)))
     throw Error(ErrorKind::bad_input, "voice '" + o.name + "': not registered" + (model ? " for model " + *model : ""));
   const std::size_t left = voices->list(o.name).size();
   if (o.json)
@@ -141,6 +180,7 @@ Registration reg{"voice", "Registered voices: add, list, show, rm", [](CLI::App&
   app.require_subcommand(1);
   app.add_option("--root", o->root, "Cache root (default $REFENC_CACHE_DIR, $XDG_CACHE_HOME/refenc, ~/.cache/refenc)");
   app.add_flag("--json", o->json, "Print JSON");
+  add_shared_cache_options(app, o->shared);
   o->add = app.add_subcommand("add", "Encode CLIP once and register it as voice NAME");
   o->add->add_option("name", o->name, "Voice name (case-insensitive, at most 64 bytes, no '/')")->required();
   o->add->add_option("clip", o->clip, "Reference clip: a path, a data: URI or an http(s) URL")->required();

@@ -153,6 +153,17 @@ std::string prometheus_text(const ServiceStats& s, const PrometheusLabels& label
   w.counter("disk_corrupt", "Second-tier entries found invalid, deleted and recomputed.", s.tier.disk_corrupt);
   w.counter("disk_evictions", "Second-tier entries removed to keep the byte bound.", s.tier.disk_evictions);
   w.gauge("disk_bytes", "Second-tier bytes on disk, as this process knows it.", s.tier.disk_bytes);
+  w.counter("shared_hits", "Lookups answered from the tier shared by replicas (Redis).", s.tier.shared_hits);
+  w.counter("shared_misses", "Shared-tier lookups that found no usable value.", s.tier.shared_misses);
+  w.counter("shared_writes", "Shared-tier values written.", s.tier.shared_writes);
+  w.counter("shared_errors", "Shared-tier commands that failed or were skipped (circuit open, no connection).",
+            s.tier.shared_errors);
+  w.counter("shared_corrupt", "Shared-tier values found invalid or foreign, deleted and recomputed.",
+            s.tier.shared_corrupt);
+  w.counter("shared_lease_waits", "Leaders that waited for another replica's lease on the same key.",
+            s.tier.shared_lease_waits);
+  w.counter("shared_lease_takeovers", "Leases taken over after their holder let them lapse.",
+            s.tier.shared_lease_takeovers);
   return w.take();
 }
 

@@ -390,6 +390,7 @@ class ReferenceEncodeService {
     std::shared_ptr<const StoredT> stored;
     std::shared_ptr<void> lease;  // other processes sharing the tier wait for this one's entry
     bool from_disk = false;
+    bool from_shared = false;
     bool cacheable = false;
     std::size_t bytes = 0;
     std::exception_ptr failure;
@@ -403,6 +404,7 @@ class ReferenceEncodeService {
           stored = std::move(found.stored);
           lease = std::move(found.lease);
           from_disk = stored != nullptr;
+          from_shared = from_disk && found.shared;
           if (from_disk) mark(trace, &RequestTrace::encode_end);
         }
         if (!stored) {
@@ -462,7 +464,9 @@ class ReferenceEncodeService {
     }
     if (error) throw *error;
     if (trace) {
-      trace->outcome = from_disk ? RequestOutcome::disk_hit : RequestOutcome::encoded;
+      trace->outcome = from_shared ? RequestOutcome::shared_hit
+                       : from_disk ? RequestOutcome::disk_hit
+                                   : RequestOutcome::encoded;
       trace->cached = inserted;
     }
     return hook_->load_artifact(*stored);

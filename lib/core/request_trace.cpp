@@ -11,6 +11,7 @@ std::string_view to_string(RequestOutcome o) noexcept {
     case RequestOutcome::merged: return "merged";
     case RequestOutcome::uncacheable: return "uncacheable";
     case RequestOutcome::failed: return "failed";
+    case RequestOutcome::shared_hit: return "shared_hit";
   }
   return "none";
 }

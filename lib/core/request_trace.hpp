@@ -24,6 +24,7 @@ enum class RequestOutcome {
   merged,       ///< Follower of a same-key leader that succeeded.
   uncacheable,  ///< No cache key: encoded without cache or single-flight.
   failed,       ///< Threw (bad input, encode failure, timeout, cancelled, closed).
+  shared_hit,   ///< Leader served from a second tier shared with other hosts (Redis).
 };
 
 std::string_view to_string(RequestOutcome outcome) noexcept;

@@ -33,6 +33,8 @@ struct TierLookup {
   /// Held while this caller leads the encode across processes; dropping it releases the lease. Null
   /// when the tier takes no leases, when it found the entry, or when it could not take one.
   std::shared_ptr<void> lease;
+  /// True when `stored` came from a tier shared with other hosts (the service reports a shared hit).
+  bool shared = false;
 };
 
 template <class StoredT>

@@ -32,6 +32,13 @@ ServiceStats ServiceStats::minus(const ServiceStats& e) const {
   sub(d.tier.disk_errors, e.tier.disk_errors);
   sub(d.tier.disk_corrupt, e.tier.disk_corrupt);
   sub(d.tier.disk_evictions, e.tier.disk_evictions);
+  sub(d.tier.shared_hits, e.tier.shared_hits);
+  sub(d.tier.shared_misses, e.tier.shared_misses);
+  sub(d.tier.shared_writes, e.tier.shared_writes);
+  sub(d.tier.shared_errors, e.tier.shared_errors);
+  sub(d.tier.shared_corrupt, e.tier.shared_corrupt);
+  sub(d.tier.shared_lease_waits, e.tier.shared_lease_waits);
+  sub(d.tier.shared_lease_takeovers, e.tier.shared_lease_takeovers);
   return d;
 }
 
@@ -63,6 +70,13 @@ std::vector<std::pair<std::string, std::uint64_t>> ServiceStats::fields() const 
       {"disk_corrupt", tier.disk_corrupt},
       {"disk_evictions", tier.disk_evictions},
       {"disk_bytes", tier.disk_bytes},
+      {"shared_hits", tier.shared_hits},
+      {"shared_misses", tier.shared_misses},
+      {"shared_writes", tier.shared_writes},
+      {"shared_errors", tier.shared_errors},
+      {"shared_corrupt", tier.shared_corrupt},
+      {"shared_lease_waits", tier.shared_lease_waits},
+      {"shared_lease_takeovers", tier.shared_lease_takeovers},
   };
 }
 

@@ -25,6 +25,14 @@ struct TierStats {
   std::uint64_t disk_corrupt = 0;    ///< Entries found invalid, deleted, and recomputed.
   std::uint64_t disk_evictions = 0;  ///< Entries removed to keep the byte bound.
   std::uint64_t disk_bytes = 0;      ///< Gauge: bytes of entries on disk (as this process knows it).
+  // A tier shared by several hosts (Redis); all zero without one.
+  std::uint64_t shared_hits = 0;             ///< Lookups answered by the shared tier.
+  std::uint64_t shared_misses = 0;           ///< Lookups the shared tier could not answer (errors included).
+  std::uint64_t shared_writes = 0;           ///< Entries written to the shared tier.
+  std::uint64_t shared_errors = 0;           ///< Commands that failed or timed out, and calls skipped while it was down.
+  std::uint64_t shared_corrupt = 0;          ///< Values found invalid or foreign, deleted, and recomputed.
+  std::uint64_t shared_lease_waits = 0;      ///< Leaders that waited for another host's lease on the key.
+  std::uint64_t shared_lease_takeovers = 0;  ///< Leases taken after another host's lease lapsed without a value.
 };
 
 struct ServiceStats {

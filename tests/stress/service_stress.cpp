@@ -3,7 +3,11 @@
 // followers time out, and failed batches. Invariants are checked continuously by a monitor thread
 // and after the run.
 //
-//   stress_service [--threads 64] [--requests 100000] [--keys 3000] [--seed 1] [--root DIR]
+//   stress_service [--threads 64] [--requests 100000] [--keys 3000] [--seed 1] [--root DIR] [--redis URL]
+//
+// With --redis, the second tier is the disk tier chained with the shared Redis tier (its leases, its
+// verified values and its circuit breaker run under the same load); the run also checks that no
+// shared value was found corrupt.
 //
 // Exit 0 when every invariant held; otherwise it prints each violation and exits 1. ctest runs a
 // short version; the README's Reliability section gives the long runs.
@@ -23,6 +27,8 @@
 #include "core/reference_encode_service.hpp"
 #include "store/artifact.hpp"
 #include "store/disk_tier.hpp"
+#include "store/redis_tier.hpp"
+#include "store/tier_chain.hpp"
 
 namespace {
 
@@ -106,6 +112,7 @@ struct Args {
   int keys = 3000;
   unsigned seed = 1;
   std::string root;
+  std::string redis;
 };
 
 Args parse(int argc, char** argv) {
@@ -117,6 +124,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--keys") a.keys = std::stoi(v);
     else if (k == "--seed") a.seed = static_cast<unsigned>(std::stoul(v));
     else if (k == "--root") a.root = v;
+    else if (k == "--redis") a.redis = v;
     else {
       std::fprintf(stderr, "stress_service: unknown option %s\n", k.c_str());
       std::exit(2);
@@ -137,11 +145,18 @@ int main(int argc, char** argv) {
   const std::size_t max_bytes = 256 << 10;
   auto hook = std::make_shared<StressHook>();
   auto tier = store::open_disk_tier({.root = root.string(), .max_disk_bytes = 4u << 20});
+  std::shared_ptr<store::RedisTier> shared;
+  if (!args.redis.empty()) {
+    shared = store::open_redis_tier({.url = args.redis, .prefix = "stress-" + std::to_string(::getpid())});
+    shared->clear();
+  }
+  std::shared_ptr<SecondTier<Artifact>> second = tier;
+  if (shared) second = std::make_shared<store::TierChain>(tier, shared);
   ReferenceEncodeService<Req, Artifact, Artifact> service(
       hook,
       {.max_items = 256, .max_bytes = max_bytes, .timeout = std::chrono::milliseconds(10), .max_batch_size = 8,
        .max_batch_wait = std::chrono::microseconds(500)},
-      tier);
+      second);
 
   std::atomic<long> next{0}, answered{0}, ok{0}, wrong{0}, encode_errors{0}, timeouts{0}, other_errors{0};
   std::atomic<bool> done{false};
@@ -228,6 +243,23 @@ int main(int argc, char** argv) {
               (unsigned long long)st.tier.disk_writes, (unsigned long long)st.tier.disk_errors,
               (unsigned long long)st.tier.disk_corrupt, (unsigned long long)st.tier.disk_evictions,
               (unsigned long long)disk.ok);
+  if (shared) {
+    std::printf("shared: hits=%llu misses=%llu writes=%llu errors=%llu corrupt=%llu lease_waits=%llu takeovers=%llu\n",
+                (unsigned long long)st.tier.shared_hits, (unsigned long long)st.tier.shared_misses,
+                (unsigned long long)st.tier.shared_writes, (unsigned long long)st.tier.shared_errors,
+                (unsigned long long)st.tier.shared_corrupt, (unsigned long long)st.tier.shared_lease_waits,
+                (unsigned long long)st.tier.shared_lease_takeovers);
+    const store::RedisClientStats c = shared->client().stats();
+    std::printf("redis client: commands=%llu failures=%llu skipped=%llu circuit_opens=%llu\n",
+                (unsigned long long)c.commands, (unsigned long long)c.failures, (unsigned long long)c.skipped,
+                (unsigned long long)c.circuit_opens);
+    if (st.tier.shared_corrupt) violation("shared tier found corrupt values: " + std::to_string(st.tier.shared_corrupt));
+    if (st.tier.shared_writes == 0) violation("nothing was written to the shared tier");
+    try {
+      shared->clear();
+    } catch (const std::exception&) {
+    }
+  }
   std::filesystem::remove_all(root);
   if (!violations.empty()) {
     for (auto& v : violations) std::printf("VIOLATION: %s\n", v.c_str());

@@ -1,0 +1,38 @@
+// TierChain: a host-local tier (the disk) in front of a tier shared by the fleet (Redis), as one
+// second tier: memory, then disk, then Redis, then encode.
+//
+// A lookup reads the local tier first, then the shared one; a shared hit is written to the local tier
+// (and the service puts it in memory). Writes go to both. The leader's lookup takes the shared tier's
+// lease, so one replica encodes a key while the others wait for its value. Counters are the local
+// tier's disk_* and the shared tier's shared_*. Either tier may be null. Nothing here throws.
+//
+//   auto chain = std::make_shared<store::TierChain>(store::open_disk_tier({.root = dir}),
+//                                                   store::open_redis_tier({.url = url}));
+//   ReferenceEncodeService<Clip, Artifact, Artifact, Request> service(hook, {}, chain);
+#pragma once
+
+#include <memory>
+
+#include "core/second_tier.hpp"
+#include "store/artifact.hpp"
+
+namespace refenc::store {
+
+class TierChain final : public SecondTier<Artifact> {
+ public:
+  TierChain(std::shared_ptr<SecondTier<Artifact>> local, std::shared_ptr<SecondTier<Artifact>> shared);
+
+  std::shared_ptr<const Artifact> load(const ReferenceEncodeKey& key) noexcept override;
+  void store(const ReferenceEncodeKey& key, const Artifact& stored) noexcept override;
+  TierLookup<Artifact> load_or_lead(const ReferenceEncodeKey& key, std::chrono::milliseconds wait) noexcept override;
+  TierStats stats() const override;
+
+  const std::shared_ptr<SecondTier<Artifact>>& local() const noexcept { return local_; }
+  const std::shared_ptr<SecondTier<Artifact>>& shared() const noexcept { return shared_; }
+
+ private:
+  std::shared_ptr<SecondTier<Artifact>> local_;
+  std::shared_ptr<SecondTier<Artifact>> shared_;
+};
+
+}  // namespace refenc::store
