@@ -31,7 +31,7 @@ step() {  # step NAME COMMAND...
 scripts/setup.sh --test || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
 
 build_main() {
-  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null && cmake --build "$BUILD" -j "$JOBS"
+  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREFENC_WERROR=ON >/dev/null && cmake --build "$BUILD" -j "$JOBS"
 }
 step "build" build_main
 if [[ $failed -eq 0 ]]; then
@@ -40,7 +40,7 @@ fi
 
 sanitized_core() {  # sanitized_core thread|address
   local dir=build/core-$1
-  cmake -S . -B "$dir" -DREFENC_CORE_ONLY=ON -DREFENC_SANITIZE="$1" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
+  cmake -S . -B "$dir" -DREFENC_CORE_ONLY=ON -DREFENC_SANITIZE="$1" -DREFENC_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
     cmake --build "$dir" -j "$JOBS" >/dev/null &&
     TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ASAN_OPTIONS="detect_leaks=1" \
       UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1" "$dir/tests/core/test_core"
@@ -50,7 +50,7 @@ step "core under AddressSanitizer+UBSan" sanitized_core address
 
 sanitized_stress() {  # the service + disk tier + batching stress, short, under a sanitizer
   local dir=build/stress-$1
-  cmake -S . -B "$dir" -DREFENC_LAYERS=store -DREFENC_APP=OFF -DREFENC_SANITIZE="$1" \
+  cmake -S . -B "$dir" -DREFENC_LAYERS=store -DREFENC_APP=OFF -DREFENC_SANITIZE="$1" -DREFENC_WERROR=ON \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
     cmake --build "$dir" -j "$JOBS" --target stress_service >/dev/null &&
     TSAN_OPTIONS="halt_on_error=1" ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1" \

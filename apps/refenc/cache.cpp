@@ -11,6 +11,7 @@
 #include "command.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/prometheus_text.hpp"
 #include "shared_cache.hpp"
 #include "store/disk_tier.hpp"
 #include "store/voice_cache.hpp"
@@ -25,6 +26,7 @@ struct CacheOptions {
   std::string max_bytes;
   bool remove = false;
   bool json = false;
+  bool prometheus = false;
   SharedCacheOptions shared;
   CLI::App* stats = nullptr;
   CLI::App* clear = nullptr;
@@ -90,6 +92,49 @@ nlohmann::json shared_stats(store::RedisTier& shared) {
   return j;
 }
 
+/// `cache stats --prometheus`: the tiers' state as Prometheus gauges, labelled by root (and model), so
+/// a node exporter's textfile collector or a scrape of a cron job's output can chart the disk cache.
+std::string stats_exposition(const store::DiskTier& tier, const store::ScanReport& s, std::size_t voice_entries,
+                             std::uint64_t voice_bytes, const std::optional<nlohmann::json>& shared) {
+  const PrometheusLabels root = {{"root", tier.root().string()}};
+  auto with_model = [&](const std::string& model) {
+    PrometheusLabels l = root;
+    l.emplace_back("model", model);
+    return l;
+  };
+  std::vector<PrometheusGauge> g = {
+      {"disk_entries", "Entries in the disk tier.", {{root, static_cast<double>(s.entries)}}},
+      {"disk_bytes", "Bytes of the disk tier's entries.", {{root, static_cast<double>(s.bytes)}}},
+      {"disk_max_bytes", "Byte bound of the disk tier.", {{root, static_cast<double>(tier.options().max_disk_bytes)}}},
+      {"disk_model_entries", "Entries in the disk tier, per model.", {}},
+      {"disk_model_bytes", "Bytes of the disk tier's entries, per model.", {}},
+      {"voice_entries", "Registered voice entries on disk.", {{root, static_cast<double>(voice_entries)}}},
+      {"voice_bytes", "Bytes of the registered voice entries on disk.", {{root, static_cast<double>(voice_bytes)}}},
+  };
+  for (const auto& [m, u] : s.models) {
+    g[3].samples.emplace_back(with_model(m), static_cast<double>(u.entries));
+    g[4].samples.emplace_back(with_model(m), static_cast<double>(u.bytes));
+  }
+  if (g[3].samples.empty()) g.erase(g.begin() + 3, g.begin() + 5);  // a family needs a sample
+  if (shared) {
+    const PrometheusLabels at = {{"url", (*shared)["url"].get<std::string>()},
+                                 {"prefix", (*shared)["prefix"].get<std::string>()}};
+    const bool up = (*shared)["reachable"].get<bool>();
+    g.push_back({"shared_up", "1 when the shared tier's server answered.", {{at, up ? 1.0 : 0.0}}});
+    if (up) {
+      g.push_back({"shared_entries", "Values under this prefix in the shared tier (a lower bound when capped).",
+                   {{at, static_cast<double>((*shared)["entries"].get<std::uint64_t>())}}});
+      if (!(*shared)["used_memory"].is_null())
+        g.push_back({"shared_used_memory_bytes", "Memory the shared tier's server uses.",
+                     {{at, static_cast<double>((*shared)["used_memory"].get<std::uint64_t>())}}});
+      if (!(*shared)["maxmemory"].is_null())
+        g.push_back({"shared_max_memory_bytes", "The shared tier's server bound (0: none).",
+                     {{at, static_cast<double>((*shared)["maxmemory"].get<std::uint64_t>())}}});
+    }
+  }
+  return prometheus_gauges(g);
+}
+
 void print_shared(const nlohmann::json& j) {
   std::cout << fmt::format("shared     {}{}\n", j["url"].get<std::string>(),
                            j["prefix"].get<std::string>().empty() ? "" : " prefix " + j["prefix"].get<std::string>());
@@ -120,6 +165,11 @@ int run_stats(const CacheOptions& o) {
   std::uint64_t voice_bytes = 0;
   for (const auto& v : voice_entries) voice_bytes += v.bytes;
 
+  if (o.prometheus) {
+    std::cout << stats_exposition(*tier, s, voice_entries.size(), voice_bytes,
+                                  shared ? std::optional<nlohmann::json>(shared_stats(*shared)) : std::nullopt);
+    return 0;
+  }
   if (o.json) {
     nlohmann::json j = {{"root", tier->root().string()},
                         {"folder", tier->entries_folder().string()},
@@ -209,6 +259,7 @@ Registration reg{"cache", "Inspect and maintain the disk cache: stats, clear, gc
   app.add_flag("--json", o->json, "Print JSON");
   add_shared_cache_options(app, o->shared);
   o->stats = app.add_subcommand("stats", "Entries and bytes per model, registered voices, and the shared cache");
+  o->stats->add_flag("--prometheus", o->prometheus, "Print the figures in the Prometheus text format (gauges)");
   o->clear = app.add_subcommand("clear", "Delete every entry, or those of one model");
   o->clear->add_option("--model", o->model, "Only this model's entries");
   o->gc = app.add_subcommand("gc", "Delete stale temporary and lock files and evict LRU entries down to the bound");

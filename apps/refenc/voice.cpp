@@ -69,6 +69,7 @@ int run_add(const VoiceOptions& o) {
   store::VoiceCache* voices = shared ? &shared->local() : local.get();
   auto hook = encoders::make_hook(o.model, {.scale = o.scale, .device = o.device});
   encoders::EncodeService service(hook);
+  const std::uint64_t generation = voices->generation(name);  // a removal during the encode wins
   Artifact artifact = service.get_or_encode({audio::ReferenceSource::parse(o.clip), o.text});
   Artifact stored = hook->store_artifact(artifact);
   store::VoiceKey key{o.model, name, o.version, hook->info().artifact_kind};
@@ -76,8 +77,11 @@ int run_add(const VoiceOptions& o) {
     if (!shared->put(key, stored))
       log::warn("voice '" + name + "': not stored in the shared cache " + shared->shared().display() +
                 " (unavailable): registered on this host only");
-  } else if (!voices->put(key, stored)) {
-    throw Error(ErrorKind::io, "voice '" + name + "': could not be written under " + voices->folder().string());
+  } else {
+    const std::optional<bool> written = voices->put_if_current(key, stored, generation);
+    if (!written) throw Error(ErrorKind::bad_input, "voice '" + name + "': removed while it was being encoded");
+    if (!*written)
+      throw Error(ErrorKind::io, "voice '" + name + "': could not be written under " + voices->folder().string());
   }
   auto entries = voices->list(name);
   store::VoiceEntry entry{key, stored.byte_size(), {}};

@@ -3,6 +3,7 @@
 #include <array>
 #include <charconv>
 #include <cstdint>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -44,9 +45,19 @@ std::string number(double v) {
 
 double seconds(std::uint64_t ns) { return static_cast<double>(ns) / 1e9; }
 
+/// Collects families in the order they first appear, each with the samples of every snapshot written
+/// into it, so several snapshots render as one valid exposition (one HELP and TYPE per family, its
+/// samples together).
 class Writer {
  public:
-  Writer(std::string_view prefix, const PrometheusLabels& labels) : prefix_(prefix) {
+  explicit Writer(std::string_view prefix) : prefix_(prefix) {
+    if (!prefix_.empty() && !valid_name(prefix_, true))
+      throw Error(ErrorKind::config, "invalid Prometheus metric prefix '" + prefix_ + "'");
+  }
+
+  /// The labels of the samples written next.
+  void labels(const PrometheusLabels& labels) {
+    labels_.clear();
     for (const auto& [name, value] : labels) {
       if (!valid_name(name, false) || name.rfind("__", 0) == 0 || name == "le")
         throw Error(ErrorKind::config, "invalid Prometheus label name '" + name + "'");
@@ -56,17 +67,18 @@ class Writer {
   }
 
   void counter(std::string_view name, std::string_view help, std::uint64_t v) {
-    family(std::string(name) + "_total", "counter", help);
-    sample(std::string(name) + "_total", "", number(v));
+    const std::string n = std::string(name) + "_total";
+    sample(family(n, "counter", help), n, "", number(v));
   }
   void counter_seconds(std::string_view name, std::string_view help, std::uint64_t ns) {
-    family(std::string(name) + "_seconds_total", "counter", help);
-    sample(std::string(name) + "_seconds_total", "", number(seconds(ns)));
+    const std::string n = std::string(name) + "_seconds_total";
+    sample(family(n, "counter", help), n, "", number(seconds(ns)));
   }
   template <class T>
   void gauge(std::string_view name, std::string_view help, T v) {
-    family(std::string(name), "gauge", help);
-    sample(std::string(name), "", number(v));
+    const std::string n(name);
+    if (!valid_name(prefix_ + n, true)) throw Error(ErrorKind::config, "invalid Prometheus metric name '" + n + "'");
+    sample(family(n, "gauge", help), n, "", number(v));
   }
   /// A histogram from per-value counts: counts[i] observations of value i+1, the last also holding
   /// the larger values; `sum` is the sum of all observed values.
@@ -74,55 +86,65 @@ class Writer {
   void histogram(std::string_view name, std::string_view help, const std::array<std::uint64_t, N>& counts,
                  std::uint64_t sum) {
     const std::string n(name);
-    family(n, "histogram", help);
+    std::string& out = family(n, "histogram", help);
     std::uint64_t cumulative = 0;
     for (std::size_t i = 0; i + 1 < N; ++i) {
       cumulative += counts[i];
-      sample(n + "_bucket", "le=\"" + std::to_string(i + 1) + '"', number(cumulative));
+      sample(out, n + "_bucket", "le=\"" + std::to_string(i + 1) + '"', number(cumulative));
     }
     cumulative += counts[N - 1];
-    sample(n + "_bucket", "le=\"+Inf\"", number(cumulative));
-    sample(n + "_sum", "", number(sum));
-    sample(n + "_count", "", number(cumulative));
+    sample(out, n + "_bucket", "le=\"+Inf\"", number(cumulative));
+    sample(out, n + "_sum", "", number(sum));
+    sample(out, n + "_count", "", number(cumulative));
   }
 
-  std::string take() { return std::move(out_); }
+  std::string take() {
+    std::string out;
+    for (const Family& f : families_) out += f.text;
+    return out;
+  }
 
  private:
-  void family(const std::string& name, std::string_view type, std::string_view help) {
-    out_ += "# HELP " + prefix_ + name + ' ';
+  struct Family {
+    std::string name;
+    std::string text;  ///< HELP and TYPE lines, then the samples.
+  };
+
+  /// The family's text, begun with its HELP and TYPE lines when it first appears.
+  std::string& family(const std::string& name, std::string_view type, std::string_view help) {
+    for (Family& f : families_)
+      if (f.name == name) return f.text;
+    std::string& out = families_.emplace_back(Family{name, {}}).text;
+    out += "# HELP " + prefix_ + name + ' ';
     for (char c : help) {  // HELP escapes only backslash and newline
-      if (c == '\\') out_ += "\\\\";
-      else if (c == '\n') out_ += "\\n";
-      else out_ += c;
+      if (c == '\\') out += "\\\\";
+      else if (c == '\n') out += "\\n";
+      else out += c;
     }
-    out_ += "\n# TYPE " + prefix_ + name + ' ';
-    out_ += type;
-    out_ += '\n';
+    out += "\n# TYPE " + prefix_ + name + ' ';
+    out += type;
+    out += '\n';
+    return out;
   }
-  void sample(const std::string& name, const std::string& extra_label, const std::string& value) {
-    out_ += prefix_ + name;
+  void sample(std::string& out, const std::string& name, const std::string& extra_label, const std::string& value) {
+    out += prefix_ + name;
     if (!labels_.empty() || !extra_label.empty()) {
-      out_ += '{';
-      out_ += labels_;
-      if (!labels_.empty() && !extra_label.empty()) out_ += ',';
-      out_ += extra_label;
-      out_ += '}';
+      out += '{';
+      out += labels_;
+      if (!labels_.empty() && !extra_label.empty()) out += ',';
+      out += extra_label;
+      out += '}';
     }
-    out_ += ' ' + value + '\n';
+    out += ' ' + value + '\n';
   }
 
   std::string prefix_;
   std::string labels_;
-  std::string out_;
+  std::vector<Family> families_;
 };
 
-}  // namespace
-
-std::string prometheus_text(const ServiceStats& s, const PrometheusLabels& labels, std::string_view prefix) {
-  if (!prefix.empty() && !valid_name(prefix, true))
-    throw Error(ErrorKind::config, "invalid Prometheus metric prefix '" + std::string(prefix) + "'");
-  Writer w(prefix, labels);
+/// Writes every figure of `s` with the writer's current labels.
+void write_stats(Writer& w, const ServiceStats& s) {
   w.counter("hits", "Memory-tier hits.", s.hits);
   w.counter("misses", "Cacheable lookups that missed memory and led a load.", s.misses);
   w.counter("merged", "Callers that waited on a same-key load in flight.", s.merged);
@@ -164,6 +186,33 @@ std::string prometheus_text(const ServiceStats& s, const PrometheusLabels& label
             s.tier.shared_lease_waits);
   w.counter("shared_lease_takeovers", "Leases taken over after their holder let them lapse.",
             s.tier.shared_lease_takeovers);
+}
+
+}  // namespace
+
+std::string prometheus_text(const ServiceStats& stats, const PrometheusLabels& labels, std::string_view prefix) {
+  Writer w(prefix);
+  w.labels(labels);
+  write_stats(w, stats);
+  return w.take();
+}
+
+std::string prometheus_text_many(std::span<const LabelledStats> snapshots, std::string_view prefix) {
+  Writer w(prefix);
+  for (const auto& [labels, stats] : snapshots) {
+    w.labels(labels);
+    write_stats(w, stats);
+  }
+  return w.take();
+}
+
+std::string prometheus_gauges(std::span<const PrometheusGauge> gauges, std::string_view prefix) {
+  Writer w(prefix);
+  for (const PrometheusGauge& g : gauges)
+    for (const auto& [labels, value] : g.samples) {
+      w.labels(labels);
+      w.gauge(g.name, g.help, value);
+    }
   return w.take();
 }
 

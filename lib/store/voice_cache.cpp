@@ -184,8 +184,32 @@ std::shared_ptr<const Artifact> VoiceCache::get(const VoiceKey& key) {
 bool VoiceCache::put(const VoiceKey& key, const Artifact& artifact) {
   const VoiceKey n = normalized(key);
   const std::string canonical = canonical_of(n);
-  auto a = std::make_shared<const Artifact>(artifact);
   std::lock_guard lock(mutex_);
+  return put_locked(n, canonical, artifact);
+}
+
+std::optional<bool> VoiceCache::put_if_current(const VoiceKey& key, const Artifact& artifact,
+                                               std::uint64_t generation) {
+  const VoiceKey n = normalized(key);
+  const std::string canonical = canonical_of(n);
+  std::lock_guard lock(mutex_);
+  if (generation_locked(n.voice_name) != generation) return std::nullopt;
+  return put_locked(n, canonical, artifact);
+}
+
+std::uint64_t VoiceCache::generation(std::string_view voice_name) const {
+  const std::string name = normalize_voice_name(voice_name);
+  std::lock_guard lock(mutex_);
+  return generation_locked(name);
+}
+
+std::uint64_t VoiceCache::generation_locked(const std::string& name) const {
+  auto it = removals_.find(name);
+  return clears_ + (it == removals_.end() ? 0 : it->second);  // both only grow: so does their sum
+}
+
+bool VoiceCache::put_locked(const VoiceKey& n, const std::string& canonical, const Artifact& artifact) {
+  auto a = std::make_shared<const Artifact>(artifact);
   std::unique_ptr<FileLock> registering;  // other processes count and register one at a time
   if (persistent()) lock_file(folder_->dir() / "register.lock", registering);
   check_cap_locked(n.voice_name);
@@ -201,6 +225,7 @@ bool VoiceCache::put(const VoiceKey& key, const Artifact& artifact) {
 bool VoiceCache::clear_voice(std::string_view voice_name, const std::optional<std::string>& model_type) {
   const std::string name = normalize_voice_name(voice_name);
   std::lock_guard lock(mutex_);
+  ++removals_[name];  // an encode of this voice in progress must not be stored after this
   bool removed = false;
   std::vector<std::string> doomed;
   for (const auto& [canonical, slot] : slots_)
@@ -232,6 +257,7 @@ bool VoiceCache::clear_voice(std::string_view voice_name, const std::optional<st
 
 void VoiceCache::clear() {
   std::lock_guard lock(mutex_);
+  ++clears_;
   slots_.clear();
   memory_bytes_ = 0;
   if (persistent()) {

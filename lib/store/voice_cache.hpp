@@ -15,6 +15,8 @@
 //   voices.put({"fish-s2-pro", "Alice", "1", "codes"}, artifact);
 //   auto hit = voices.get({"fish-s2-pro", "alice", "1", "codes"});   // same voice: names ignore case
 //   voices.clear_voice("ALICE");                                      // memory and disk, every model
+//   std::uint64_t g = voices.generation("bob");                       // before encoding bob's clip
+//   voices.put_if_current({"fish-s2-pro", "bob", "1", "codes"}, artifact, g);  // nullopt: removed meanwhile
 #pragma once
 
 #include <cstdint>
@@ -85,6 +87,14 @@ class VoiceCache {
   /// disk. Throws Error(bad_input) "voice cap reached: N registered voices (max_voices M)" when the
   /// key's voice is not registered yet and max_voices voices are.
   bool put(const VoiceKey& key, const Artifact& artifact);
+  /// The generation of `voice_name` in this process: clear_voice() of that name and clear() advance
+  /// it. A caller takes it before encoding a voice and hands it to put_if_current(), so that a voice
+  /// removed while it was being encoded is not stored afterwards (the voices' counterpart of the
+  /// service's forget(key)).
+  std::uint64_t generation(std::string_view voice_name) const;
+  /// put() if `voice_name`'s generation is still `generation`, checked and stored under one lock:
+  /// put()'s result, or nullopt (nothing stored) when the voice was removed since.
+  std::optional<bool> put_if_current(const VoiceKey& key, const Artifact& artifact, std::uint64_t generation);
   /// Throws put()'s cap error now if registering `voice_name` would exceed the cap (to fail before an
   /// encode); another process may still take the last place before the put.
   void check_cap(std::string_view voice_name);
@@ -117,6 +127,8 @@ class VoiceCache {
   std::set<std::string> voice_folders_locked() const;
   /// Throws the cap error unless `name` (normalised) is registered or there is room for one more.
   void check_cap_locked(const std::string& name);
+  std::uint64_t generation_locked(const std::string& name) const;
+  bool put_locked(const VoiceKey& normalized, const std::string& canonical, const Artifact& artifact);
 
   VoiceCacheOptions options_;
   std::unique_ptr<EntryFolder> folder_;
@@ -124,6 +136,8 @@ class VoiceCache {
   std::unordered_map<std::string, Slot> slots_;
   std::uint64_t memory_bytes_ = 0;
   VoiceCacheStats counters_;
+  std::unordered_map<std::string, std::uint64_t> removals_;  ///< clear_voice() calls per voice name.
+  std::uint64_t clears_ = 0;                                  ///< clear() calls.
 };
 
 }  // namespace refenc::store

@@ -90,6 +90,13 @@ mkdir -p "$work/cache/v1/fish-s2-pro/zz" && : >"$work/cache/v1/fish-s2-pro/zz/zz
 check "stats count entries only" grep -q '^entries    1 ' <("$refenc" cache stats)
 check "verify reads entries only" grep -q 'checked    1 entries: 1 ok' <("$refenc" cache verify)
 check "gc deletes stale lock files" grep -q 'cleaned    2 stale lock files' <("$refenc" cache gc)
+"$refenc" cache stats --prometheus >"$work/prom"
+check "stats --prometheus: the entry as a gauge per model" \
+  grep -qx "refenc_disk_model_entries{root=\"$work/cache\",model=\"fish-s2-pro\"} 1" "$work/prom"
+check "stats --prometheus: each family declared once, every sample after its TYPE" awk '
+  /^# TYPE / { if (seen[$3]++) exit 1; type = $3; next }
+  /^# HELP / { next }
+  { split($1, n, "{"); if (n[1] != type) exit 1 }' "$work/prom"
 check "gc keeps the entry" [ -f "$entry" -a ! -e "$lock" ]
 "$refenc" encode "$clip" --model fish-s2-pro >"$work/after" 2>&1
 check "after gc: from disk" [ "$(from "$work/after")" = disk ]

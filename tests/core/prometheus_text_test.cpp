@@ -314,3 +314,37 @@ TEST_CASE("prometheus: the test's parser itself refuses malformed expositions") 
   }
   CHECK_NOTHROW(parse_exposition("# HELP a_total A \\\\ counter.\n# TYPE a_total counter\na_total{x=\"\\\"\"} 1\n"));
 }
+
+TEST_CASE("prometheus: several snapshots form one exposition, each family declared once") {
+  ServiceStats a = sample_stats(), b;
+  b.hits = 5;
+  b.batch_sizes[1] = 4;
+  b.batched_items = 8;
+  const std::vector<LabelledStats> both = {{{{"model", "fish-s2-pro"}}, a}, {{{"model", "qwen3-tts"}}, b}};
+  const std::string text = prometheus_text_many(both);
+  Exposition e;
+  REQUIRE_NOTHROW(e = parse_exposition(text));  // the parser refuses a family declared twice or split
+  CHECK(e.samples.at("refenc_hits_total{model=fish-s2-pro;}") == 42);
+  CHECK(e.samples.at("refenc_hits_total{model=qwen3-tts;}") == 5);
+  CHECK(e.samples.at("refenc_batch_size_bucket{le=2;model=qwen3-tts;}") == 4);
+  CHECK(e.samples.at("refenc_batch_size_count{model=qwen3-tts;}") == 4);
+  CHECK(e.families.size() == parse_exposition(prometheus_text(a)).families.size());
+  // Two single expositions pasted together are not valid: what the overload exists for.
+  CHECK_THROWS_AS(parse_exposition(prometheus_text(a, {{"model", "x"}}) + prometheus_text(b, {{"model", "y"}})),
+                  std::runtime_error);
+}
+
+TEST_CASE("prometheus: plain gauges parse strictly; bad names are refused") {
+  const std::vector<PrometheusGauge> gauges = {
+      {"disk_entries", "Entries in the disk tier.", {{{{"model", "fish"}}, 3}, {{{"model", "qwen"}}, 4}}},
+      {"disk_max_bytes", "Byte bound of the disk tier.", {{{}, 2147483648.0}}},
+  };
+  Exposition e;
+  REQUIRE_NOTHROW(e = parse_exposition(prometheus_gauges(gauges)));
+  CHECK(e.families.at("refenc_disk_entries").type == "gauge");
+  CHECK(e.samples.at("refenc_disk_entries{model=fish;}") == 3);
+  CHECK(e.samples.at("refenc_disk_entries{model=qwen;}") == 4);
+  CHECK(e.samples.at("refenc_disk_max_bytes{}") == 2147483648.0);
+  const std::vector<PrometheusGauge> bad = {{"disk entries", "x", {{{}, 1}}}};
+  CHECK_THROWS_AS(prometheus_gauges(bad), Error);
+}

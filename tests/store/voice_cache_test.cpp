@@ -273,3 +273,32 @@ TEST_CASE("max_voices holds for processes registering into one folder at once", 
   for (const auto& e : fs::recursive_directory_iterator(dir.path))
     CHECK_FALSE(e.path().filename().string().ends_with(".lock"));
 }
+
+TEST_CASE("a voice removed while it is being encoded is not stored afterwards") {
+  TempDir dir;
+  VoiceCache voices(at(dir.path));
+  const VoiceKey bob{"fish", "Bob", "1", "codes"};
+
+  // The encode of bob starts (generation taken), bob is removed, the encode finishes: refused.
+  const std::uint64_t before = voices.generation("bob");
+  CHECK_FALSE(voices.clear_voice("BOB"));  // nothing stored yet; the removal still counts
+  CHECK_FALSE(voices.put_if_current(bob, fake_artifact("b1"), before).has_value());
+  CHECK(voices.get(bob) == nullptr);
+  CHECK(voices.list("bob").empty());
+  CHECK(voices.voice_count() == 0);
+
+  // Another voice's removal, or none, leaves bob's generation as it was: stored.
+  const std::uint64_t now = voices.generation("bob");
+  CHECK(now != before);
+  voices.clear_voice("alice");
+  const std::optional<bool> stored = voices.put_if_current(bob, fake_artifact("b1"), now);
+  REQUIRE(stored.has_value());
+  CHECK(*stored);  // written to disk
+  CHECK(*voices.get(bob) == fake_artifact("b1"));
+
+  // clear() removes every voice: an encode begun before it is refused too.
+  const std::uint64_t g = voices.generation("bob");
+  voices.clear();
+  CHECK_FALSE(voices.put_if_current(bob, fake_artifact("b2"), g).has_value());
+  CHECK(voices.get(bob) == nullptr);
+}
