@@ -50,6 +50,7 @@ class EncoderBackend final : public ModelBackend {
     o.max_bytes = cache.max_bytes;
     o.max_batch_size = static_cast<std::size_t>(arm.max_batch_size);
     o.max_batch_wait = std::chrono::microseconds(static_cast<long>(arm.max_batch_wait_ms * 1000));
+    o.cache_batched = arm.cache_batched;
     auto service = std::make_shared<encoders::EncodeService>(hook_, o, tier);
     return make_service_handle(service, [](const WorkItem& w) {
       encoders::EncodeRequest r;

@@ -76,6 +76,14 @@ TEST_CASE("a profile over fake hooks: counts per phase, skipped arms, a schema-v
       CHECK(c["outcomes"]["disk_hit"] == 6);
     }
     CHECK(c["batching_active"] == (c["arm"] == "m4b"));
+    // Every M4b cell carries parity: all of a cold cell's batched requests, none to check when warm.
+    CHECK(c.contains("parity") == (c["arm"] == "m4b"));
+    if (c["arm"] == "m4b") {
+      CHECK(c["parity"]["checked"] == c["parity"]["batched"]);
+      CHECK(c["parity"]["checked"] == (c["phase"] == "cold" ? 8 : 0));
+      CHECK(c["parity"]["identical"] == c["parity"]["checked"]);
+      CHECK(c["parity"]["sample"] == (c["phase"] == "cold" ? 0 : default_parity_sample));
+    }
     CHECK(c["telemetry"]["cpu"]["available"] == true);
   }
   // Gate: the non-batching model is not applicable; the batching one gets a verdict with its grade.
@@ -109,6 +117,32 @@ TEST_CASE("a profile over fake hooks: counts per phase, skipped arms, a schema-v
   REQUIRE(errors.size() == 2);
   CHECK(errors[0] == "cells[0].stages.e2e.p95: expected number, got string");
   CHECK(errors[1] == "cells[1]: missing required field 'count'");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a batch path that changes one code of one item makes the gate refuse GO and say why") {
+  Manifest m = smoke_manifest();
+  m.models.resize(1);
+  m.phases.resize(1);  // cold
+  BackendFactory factory = [&](const ModelSpec& spec) -> std::unique_ptr<ModelBackend> {
+    auto b = std::make_unique<FakeBackend>(fake_info(spec.name, true), true);
+    b->hook->perturb = "en-m-16k#0|";  // one measured reference, batched in each M4b cell
+    return b;
+  };
+  std::string dir = temp_dir() + "-parity";
+  ProfileResult r = run_profile(m, factory, {.out_dir = dir, .sleep_synthesis = false});
+  const ModelVerdict& v = r.run.gate->models.at(0);
+  CHECK(v.verdict == Verdict::no_go);
+  CHECK(v.reason.find("parity fails: 2 of 16 checked batched artifacts differ") == 0);
+  CHECK(v.parity == v.reason.substr(0, v.parity.size()));
+  std::size_t flagged = 0;
+  for (const auto& [id, recs] : r.run.requests)
+    for (const RequestRecord& q : recs) flagged += q.parity == "mismatched" ? 1 : 0;
+  CHECK(flagged == 2);  // one per M4b cell (concurrency 2 and 4)
+  // The written folder says the same, and the gate recomputed from it agrees.
+  RunRecord run = load_run_with_requests(dir);
+  CHECK(evaluate_gate(run, run.gate_options()).models.at(0).reason == v.reason);
+  CHECK(validate_report_file(dir).empty());
   std::filesystem::remove_all(dir);
 }
 

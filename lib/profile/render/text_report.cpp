@@ -46,6 +46,18 @@ std::string summary_markdown(const RunRecord& run) {
     os << "\nSkipped:\n";
     for (const SkippedArm& s : run.skipped) os << "- " << s.model << " " << to_string(s.arm) << ": " << s.reason << "\n";
   }
+  bool parity_header = false;
+  for (const Cell& c : run.cells) {
+    if (!c.parity) continue;
+    if (!parity_header) os << "\nParity of batched artifacts with single encodes (M4b):\n";
+    parity_header = true;
+    const ParitySummary& p = *c.parity;
+    os << fmt::format("- {}: {} of {} batched checked{}: {} identical, {} within tolerance {:.3g}, {} mismatched, "
+                      "{} failed checks; max abs diff {:.3g}, {} integer elements differ\n",
+                      c.key.id(), p.checked, p.batched, p.sample ? fmt::format(" (sample of at most {})", p.sample) : "",
+                      p.identical, p.within_tolerance, p.tolerance, p.mismatched, p.errors, p.max_abs_diff,
+                      p.mismatched_codes);
+  }
   bool any = false;
   for (const Cell& c : run.cells)
     for (const std::string& w : c.warnings) {
@@ -76,6 +88,7 @@ std::string format_gate(const GateReport& gate) {
     } else {
       os << "      " << m.reason << '\n';
     }
+    if (!m.parity.empty()) os << "      " << m.parity << '\n';
   }
   os << "  exit code " << gate.exit_code << '\n';
   return os.str();

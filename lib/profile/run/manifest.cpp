@@ -142,7 +142,7 @@ Manifest parse_manifest(const json& j, const std::string& path) {
     if (!names.insert(ms.name).second) r.fail(Reader::key(w, "name"), "duplicate model '" + ms.name + "'");
     if (const json* e = r.find(mj, "encoder")) {
       std::string we = Reader::key(w, "encoder");
-      r.object(*e, we, {"scale", "dtype", "device", "module", "threads"});
+      r.object(*e, we, {"scale", "dtype", "device", "module", "threads", "parity_tolerance"});
       ms.encoder.scale = r.str(*e, we, "scale", ms.encoder.scale, true);
       ms.encoder.dtype = r.str(*e, we, "dtype", ms.encoder.dtype, true);
       if (ms.encoder.dtype != "float32" && ms.encoder.dtype != "float16" && ms.encoder.dtype != "bfloat16")
@@ -150,6 +150,7 @@ Manifest parse_manifest(const json& j, const std::string& path) {
       ms.encoder.device = r.str(*e, we, "device", ms.encoder.device, true);
       ms.encoder.module_path = r.str(*e, we, "module", "");
       ms.encoder.threads = static_cast<int>(r.integer(*e, we, "threads", ms.encoder.threads, 0, 1024));
+      ms.encoder.parity_tolerance = r.num(*e, we, "parity_tolerance", 0, 0, 1e9);
     }
     const json* s = r.find(mj, "synthesis");
     if (!s) r.fail(Reader::key(w, "synthesis"), "required");
@@ -231,7 +232,7 @@ Manifest parse_manifest(const json& j, const std::string& path) {
   for (std::size_t i = 0; i < arms->size(); ++i) {
     std::string w = Reader::idx("arms", i);
     const json& aj = (*arms)[i];
-    r.object(aj, w, {"name", "max_batch_size", "max_batch_wait_ms"});
+    r.object(aj, w, {"name", "max_batch_size", "max_batch_wait_ms", "cache_batched", "parity_sample"});
     ArmSpec a;
     std::string name = r.str(aj, w, "name", std::nullopt);
     if (name != "m4a" && name != "m4b") r.fail(Reader::key(w, "name"), "must be m4a or m4b (got '" + name + "')");
@@ -240,7 +241,13 @@ Manifest parse_manifest(const json& j, const std::string& path) {
     if (a.arm == Arm::m4b) {
       a.max_batch_size = static_cast<int>(r.integer(aj, w, "max_batch_size", default_m4b_max_batch_size, 2, 256));
       a.max_batch_wait_ms = r.num(aj, w, "max_batch_wait_ms", default_m4b_max_batch_wait_ms, 0, 10000);
-    } else if (r.find(aj, "max_batch_size") || r.find(aj, "max_batch_wait_ms")) {
+      if (const json* cb = r.find(aj, "cache_batched")) {
+        if (!cb->is_boolean()) r.fail(Reader::key(w, "cache_batched"), "must be true or false");
+        a.cache_batched = cb->get<bool>();
+      }
+      a.parity_sample = static_cast<int>(r.integer(aj, w, "parity_sample", default_parity_sample, 0, 1000000));
+    } else if (r.find(aj, "max_batch_size") || r.find(aj, "max_batch_wait_ms") || r.find(aj, "cache_batched") ||
+               r.find(aj, "parity_sample")) {
       r.fail(w, "m4a takes no batch options");
     }
     m.arms.push_back(a);

@@ -36,11 +36,15 @@ struct PhaseSpec {
 /// M4b's batching defaults when a manifest's m4b arm does not set them.
 inline constexpr int default_m4b_max_batch_size = 8;
 inline constexpr double default_m4b_max_batch_wait_ms = 4;
+/// Batched requests an M4b cell outside the cold phase compares with single encodes (cold: all).
+inline constexpr int default_parity_sample = 8;
 
 struct ArmSpec {
   Arm arm = Arm::m4a;
   int max_batch_size = 1;            ///< 1 for m4a; m4b: >= 2, default default_m4b_max_batch_size.
   double max_batch_wait_ms = 0;      ///< 0 for m4a; m4b: >= 0, default default_m4b_max_batch_wait_ms.
+  bool cache_batched = true;         ///< m4b: false = batched artifacts answer callers but are not cached.
+  int parity_sample = default_parity_sample;  ///< m4b: parity checks per non-cold cell (cold: every one).
 };
 
 struct ArrivalSpec {

@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -192,6 +194,10 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
               RunOptions wo{.concurrency = std::min<int>(conc, static_cast<int>(warmup.size())), .stop = options.stop};
               run_requests(*service, warmup, wo, nullptr, info.frame_rate);
             }
+            // Parity: every batched artifact of a cold cell, a sample elsewhere; checked after the timed window.
+            const std::size_t parity_sample =
+                phase.kind == Phase::cold || arm.parity_sample == 0 ? 0 : static_cast<std::size_t>(arm.parity_sample);
+            if (service->batching()) service->keep_batched(parity_sample == 0 ? SIZE_MAX : parity_sample);
             SynthesisModel synth(spec.synthesis, options.sleep_synthesis);
             RunOptions ro{.concurrency = conc,
                           .open_loop = manifest.arrivals.open_loop,
@@ -205,9 +211,17 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
             TelemetrySummary tel = telemetry.stop();
             ServiceStats delta = service->stats().minus(before);
             bool batching = service->batching();
+            std::optional<ParitySummary> parity;
+            if (batching)
+              parity = record_parity(service->check_parity(), cell_run.records, spec.encoder.parity_tolerance, parity_sample);
             service.reset();
             if (cell_run.records.empty() && stopped()) break;
             run.cells.push_back(make_cell(key, cell_run, delta, tel, manifest.arrivals.open_loop, batching));
+            run.cells.back().parity = parity;
+            if (parity && !parity->holds())
+              run.cells.back().warnings.push_back(fmt::format(
+                  "parity: {} of {} checked batched artifacts differ from a single encode of the same request",
+                  parity->mismatched + parity->errors, parity->checked));
             run.requests[key.id()] = std::move(cell_run.records);
           }
         }

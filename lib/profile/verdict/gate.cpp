@@ -73,6 +73,45 @@ LevelResult judge_level(const std::string& model, int c, const CellGroup& a, con
   return l;
 }
 
+/// The parity condition over `model`'s M4b cells: the verdict it allows (GO when it holds) and its line.
+std::pair<Verdict, std::string> judge_parity(const RunRecord& run, const std::string& model) {
+  ParitySummary total;
+  std::vector<std::string> bad, unchecked;
+  for (const Cell& c : run.cells) {
+    if (c.key.model != model || c.key.arm != Arm::m4b) continue;
+    auto batched = c.cache.find("batched_items");
+    if (!c.parity) {
+      if (batched != c.cache.end() && batched->second > 0) unchecked.push_back(c.key.id());
+      continue;
+    }
+    const ParitySummary& p = *c.parity;
+    total.checked += p.checked;
+    total.batched += p.batched;
+    total.identical += p.identical;
+    total.within_tolerance += p.within_tolerance;
+    total.mismatched += p.mismatched;
+    total.errors += p.errors;
+    total.mismatched_codes += p.mismatched_codes;
+    total.max_abs_diff = std::max(total.max_abs_diff, p.max_abs_diff);
+    total.tolerance = p.tolerance;
+    if (!p.holds()) bad.push_back(c.key.id());
+    else if (p.checked == 0 && p.batched > 0) unchecked.push_back(c.key.id());
+  }
+  if (!bad.empty())
+    return {Verdict::no_go,
+            fmt::format("parity fails: {} of {} checked batched artifacts differ from a single encode of the same "
+                        "request ({} failed checks; {} integer elements differ; max abs diff {:.3g}, tolerance {:.3g}) "
+                        "in {}: batching would cache artifacts a single encode does not produce",
+                        total.mismatched + total.errors, total.checked, total.errors, total.mismatched_codes,
+                        total.max_abs_diff, total.tolerance, join(bad, ", "))};
+  if (!unchecked.empty())
+    return {Verdict::inconclusive, fmt::format("parity not checked for batched requests in {}", join(unchecked, ", "))};
+  if (total.checked == 0) return {Verdict::go, "parity: no batched artifact to check"};
+  return {Verdict::go, fmt::format("parity holds: {} checked batched artifacts ({} identical, {} within tolerance {:.3g}; "
+                                   "max abs diff {:.3g})", total.checked, total.identical, total.within_tolerance,
+                                   total.tolerance, total.max_abs_diff)};
+}
+
 }  // namespace
 
 GateReport evaluate_gate(const RunRecord& run, const GateOptions& options) {
@@ -118,6 +157,11 @@ GateReport evaluate_gate(const RunRecord& run, const GateOptions& options) {
       else if (l.outcome == Verdict::inconclusive && out.verdict == Verdict::go) out.verdict = Verdict::inconclusive;
       out.levels.push_back(std::move(l));
     }
+    auto [parity_verdict, parity_line] = judge_parity(run, m.name);
+    out.parity = parity_line;
+    if (parity_verdict == Verdict::no_go) out.verdict = Verdict::no_go;
+    else if (parity_verdict == Verdict::inconclusive && out.verdict == Verdict::go) out.verdict = Verdict::inconclusive;
+    if (parity_verdict != Verdict::go) reasons.insert(reasons.begin(), parity_line);
     out.reason = join(reasons, "; ");
     if (verdict_rank(out.verdict) > verdict_rank(worst)) worst = out.verdict;
     result.models.push_back(std::move(out));

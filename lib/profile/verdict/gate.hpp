@@ -13,7 +13,11 @@
 //          g = tput(m4b) / tput(m4a) - 1, each with a seeded percentile-bootstrap interval
 //          (stats/throughput.hpp for g). GO when lo(r) >= latency threshold or lo(g) >= throughput
 //          threshold; INCONCLUSIVE when only a point estimate clears its threshold; NO-GO otherwise.
-//   The model's verdict is the worst over concurrencies (NO-GO < INCONCLUSIVE < GO).
+//   The model's verdict is the worst over concurrencies (NO-GO < INCONCLUSIVE < GO);
+//   4. parity: every M4b cell (any phase) whose batches encoded requests must carry a parity check, and
+//      every checked batched artifact must equal the single encode of the same request (integers
+//      exactly, floats within the model's encoder.parity_tolerance): a mismatch or a failed check is
+//      NO-GO; batched requests with no check at all cap the verdict at INCONCLUSIVE.
 // Every verdict carries the evidence grade ("proxy scale tiny" or "real module ...").
 //
 // Exit codes (labels.hpp): 0 every model GO or NOT_APPLICABLE; 10 some NO-GO; 11 some INCONCLUSIVE;
