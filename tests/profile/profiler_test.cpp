@@ -78,6 +78,11 @@ TEST_CASE("a profile over fake hooks: counts per phase, skipped arms, a schema-v
     CHECK(c["batching_active"] == (c["arm"] == "m4b"));
     // Every M4b cell carries parity: all of a cold cell's batched requests, none to check when warm.
     CHECK(c.contains("parity") == (c["arm"] == "m4b"));
+    // Matched compute: M4b's batch workers are the encodes M4a runs at once (capped at the cores).
+    int matched = std::min(c["concurrency"].get<int>(), static_cast<int>(std::max(1u, r.run.context.cores)));
+    CHECK(c["compute"]["encode_threads"] == (c["arm"] == "m4b" ? matched : c["concurrency"].get<int>()));
+    CHECK(c["compute"]["batch_workers"] == (c["arm"] == "m4b" ? matched : 0));
+    CHECK(c["compute"]["device"] == "cpu");
     if (c["arm"] == "m4b") {
       CHECK(c["parity"]["checked"] == c["parity"]["batched"]);
       CHECK(c["parity"]["checked"] == (c["phase"] == "cold" ? 8 : 0));
@@ -144,6 +149,13 @@ TEST_CASE("a batch path that changes one code of one item makes the gate refuse 
   CHECK(evaluate_gate(run, run.gate_options()).models.at(0).reason == v.reason);
   CHECK(validate_report_file(dir).empty());
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("matched compute: one batch worker per device stream on a GPU, M4a's encodes on the CPU") {
+  CHECK(matched_batch_workers(8, "cuda:0", 16) == 1);
+  CHECK(matched_batch_workers(8, "cpu", 16) == 8);
+  CHECK(matched_batch_workers(16, "cpu", 2) == 2);
+  CHECK(matched_batch_workers(1, "cpu", 0) == 1);
 }
 
 TEST_CASE("a stop request writes a partial report marked interrupted") {

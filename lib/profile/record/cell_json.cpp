@@ -70,6 +70,20 @@ ParitySummary read_parity(const JsonFields& in, const json& j, const std::string
   return p;
 }
 
+json compute_json(const ArmCompute& a) {
+  return {{"encode_threads", a.encode_threads}, {"batch_workers", a.batch_workers},
+          {"intra_op_threads", a.intra_op_threads}, {"device", a.device}};
+}
+
+ArmCompute read_compute(const JsonFields& in, const json& j, const std::string& w) {
+  ArmCompute a;
+  a.encode_threads = static_cast<int>(in.integer(j, w, "encode_threads"));
+  a.batch_workers = static_cast<int>(in.integer(j, w, "batch_workers"));
+  a.intra_op_threads = static_cast<int>(in.integer(j, w, "intra_op_threads"));
+  a.device = in.str(j, w, "device");
+  return a;
+}
+
 }  // namespace
 
 json cell_to_json(const Cell& c) {
@@ -101,6 +115,7 @@ json cell_to_json(const Cell& c) {
               {"interrupted", c.interrupted},
               {"warnings", c.warnings}};
   if (c.parity) out["parity"] = parity_json(*c.parity);
+  if (c.compute) out["compute"] = compute_json(*c.compute);
   return out;
 }
 
@@ -147,6 +162,7 @@ Cell cell_from_json(const JsonFields& in, const json& j, const std::string& w) {
   c.generator.max_lag_s = in.num(gen, wg, "max_lag_s");
   c.telemetry = read_telemetry(in, in.obj(j, w, "telemetry"), JsonFields::key(w, "telemetry"));
   if (const json* p = in.find(j, "parity")) c.parity = read_parity(in, *p, JsonFields::key(w, "parity"));
+  if (const json* a = in.find(j, "compute")) c.compute = read_compute(in, *a, JsonFields::key(w, "compute"));
   c.interrupted = in.flag(j, w, "interrupted");
   const json& warnings = in.arr(j, w, "warnings");
   for (std::size_t i = 0; i < warnings.size(); ++i)

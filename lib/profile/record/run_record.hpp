@@ -57,6 +57,15 @@ struct ParitySummary {
   bool holds() const { return mismatched == 0 && errors == 0; }
 };
 
+/// The compute a cell's encodes got. Matched compute: M4b's batch workers default to the encode
+/// threads M4a gets at the same concurrency (run/profiler.hpp, matched_batch_workers).
+struct ArmCompute {
+  int encode_threads = 0;    ///< Encodes that can run at once: M4a the cell's concurrency, M4b its batch workers.
+  int batch_workers = 0;     ///< M4b's batch worker threads; 0 for M4a.
+  int intra_op_threads = 0;  ///< The encoder library's intra-op threads (0 = unknown).
+  std::string device;        ///< The encoder's device ("cpu", "cuda:0").
+};
+
 /// One cell's figures (schema: reports/report.schema.json, "cells" items).
 struct Cell {
   CellKey key;
@@ -74,6 +83,7 @@ struct Cell {
   GeneratorLag generator;
   TelemetrySummary telemetry;
   std::optional<ParitySummary> parity;          ///< M4b cells with batching active.
+  std::optional<ArmCompute> compute;            ///< Absent in reports written before it was recorded.
   bool interrupted = false;
   std::vector<std::string> warnings;
 

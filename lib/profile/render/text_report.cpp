@@ -46,6 +46,16 @@ std::string summary_markdown(const RunRecord& run) {
     os << "\nSkipped:\n";
     for (const SkippedArm& s : run.skipped) os << "- " << s.model << " " << to_string(s.arm) << ": " << s.reason << "\n";
   }
+  bool compute_header = false;
+  for (const Cell& c : run.cells) {
+    if (!c.compute || c.key.repeat != 0 || c.key.phase != Phase::cold) continue;
+    if (!compute_header) os << "\nCompute per arm (cold cells; warm cells alike):\n";
+    compute_header = true;
+    const ArmCompute& a = *c.compute;
+    os << fmt::format("- {}: {} encodes at once{}, {} intra-op threads, {}\n", c.key.id(), a.encode_threads,
+                      a.batch_workers ? fmt::format(" ({} batch workers)", a.batch_workers) : "",
+                      a.intra_op_threads ? std::to_string(a.intra_op_threads) : "unknown", a.device);
+  }
   bool parity_header = false;
   for (const Cell& c : run.cells) {
     if (!c.parity) continue;

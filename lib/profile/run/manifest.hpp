@@ -44,6 +44,7 @@ struct ArmSpec {
   int max_batch_size = 1;            ///< 1 for m4a; m4b: >= 2, default default_m4b_max_batch_size.
   double max_batch_wait_ms = 0;      ///< 0 for m4a; m4b: >= 0, default default_m4b_max_batch_wait_ms.
   bool cache_batched = true;         ///< m4b: false = batched artifacts answer callers but are not cached.
+  int batch_workers = 0;             ///< m4b: batch worker threads; 0 = matched (matched_batch_workers).
   int parity_sample = default_parity_sample;  ///< m4b: parity checks per non-cold cell (cold: every one).
 };
 

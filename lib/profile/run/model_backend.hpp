@@ -74,6 +74,8 @@ class ModelBackend {
   /// disk (second) tier rooted there; services made over the same root share it.
   virtual std::unique_ptr<ServiceHandle> make_service(const ArmSpec& arm, const CacheSpec& cache,
                                                       const std::string& tier_root) = 0;
+  /// The encoder library's intra-op threads as the encodes use them now (0 = unknown).
+  virtual int intra_op_threads() const { return 0; }
 };
 
 /// Makes the backend of a manifest's model; throws Error(config) for an unknown model.

@@ -100,6 +100,11 @@ Eligibility eligibility(const ModelEntry& info) {
   return {true, note.empty() ? "hook can encode a batch of different keys" : note};
 }
 
+int matched_batch_workers(int concurrency, const std::string& device, unsigned cores) {
+  if (device.rfind("cuda", 0) == 0) return 1;
+  return std::max(1, std::min(concurrency, static_cast<int>(std::max(1u, cores))));
+}
+
 ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factory, const ProfileOptions& options) {
   if (options.out_dir.empty()) throw Error(ErrorKind::config, "profile needs an output folder");
   ProfileResult result;
@@ -176,18 +181,21 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
           for (const ArmSpec& arm : arms) {
             if (stopped()) break;
             CellKey key{spec.name, arm.arm, phase.kind, conc, rep};
+            ArmSpec cell_arm = arm;
+            if (arm.arm == Arm::m4b && arm.batch_workers == 0)
+              cell_arm.batch_workers = matched_batch_workers(conc, spec.encoder.device, run.context.cores);
             progress.cell(key.id(), ++cell_index, total_cells);
             std::unique_ptr<TempDir> tier_dir;
             std::unique_ptr<ServiceHandle> service;
             RunOptions setup{.concurrency = conc, .stop = options.stop};
             if (phase.kind == Phase::warm_disk) {
               tier_dir = std::make_unique<TempDir>(options.tmp_root);
-              auto writer = backend->make_service(arm, manifest.cache, tier_dir->path);
+              auto writer = backend->make_service(cell_arm, manifest.cache, tier_dir->path);
               run_requests(*writer, distinct, setup, nullptr, info.frame_rate);
               writer.reset();
-              service = backend->make_service(arm, manifest.cache, tier_dir->path);
+              service = backend->make_service(cell_arm, manifest.cache, tier_dir->path);
             } else {
-              service = backend->make_service(arm, manifest.cache, "");
+              service = backend->make_service(cell_arm, manifest.cache, "");
               if (phase.kind == Phase::warm) run_requests(*service, distinct, setup, nullptr, info.frame_rate);
             }
             if (!warmup.empty()) {
@@ -218,6 +226,9 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
             if (cell_run.records.empty() && stopped()) break;
             run.cells.push_back(make_cell(key, cell_run, delta, tel, manifest.arrivals.open_loop, batching));
             run.cells.back().parity = parity;
+            run.cells.back().compute = ArmCompute{arm.arm == Arm::m4b ? cell_arm.batch_workers : conc,
+                                                  arm.arm == Arm::m4b ? cell_arm.batch_workers : 0,
+                                                  backend->intra_op_threads(), spec.encoder.device};
             if (parity && !parity->holds())
               run.cells.back().warnings.push_back(fmt::format(
                   "parity: {} of {} checked batched artifacts differ from a single encode of the same request",

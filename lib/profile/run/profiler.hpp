@@ -46,6 +46,10 @@ struct ProfileResult {
 /// `info.eligibility.reason` is the backend's batching note; a default reason when it is empty.
 Eligibility eligibility(const ModelEntry& info);
 
+/// M4b's batch workers when the manifest leaves them at 0 (matched compute): on a GPU device one (one
+/// stream), on the CPU as many as the encodes M4a runs at once at `concurrency`, at most `cores`.
+int matched_batch_workers(int concurrency, const std::string& device, unsigned cores);
+
 /// Runs every cell of `manifest`, evaluates the gate and writes the run folder to options.out_dir.
 ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factory, const ProfileOptions& options);
 
