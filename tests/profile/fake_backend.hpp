@@ -99,6 +99,7 @@ class FakeBackend : public ModelBackend {
     o.max_batch_wait = std::chrono::microseconds(static_cast<long>(arm.max_batch_wait_ms * 1000));
     o.cache_batched = arm.cache_batched;
     o.batch_workers = static_cast<std::size_t>(std::max(1, arm.batch_workers));
+    o.batch_grouping = arm.group_by_length;
     last_service = std::make_shared<FakeService>(hook, o, tier);
     return make_service_handle(last_service, fake_raw);
   }

@@ -232,7 +232,8 @@ Manifest parse_manifest(const json& j, const std::string& path) {
   for (std::size_t i = 0; i < arms->size(); ++i) {
     std::string w = Reader::idx("arms", i);
     const json& aj = (*arms)[i];
-    r.object(aj, w, {"name", "max_batch_size", "max_batch_wait_ms", "cache_batched", "parity_sample", "batch_workers"});
+    r.object(aj, w, {"name", "max_batch_size", "max_batch_wait_ms", "cache_batched", "parity_sample", "batch_workers",
+                     "group_by_length"});
     ArmSpec a;
     std::string name = r.str(aj, w, "name", std::nullopt);
     if (name != "m4a" && name != "m4b") r.fail(Reader::key(w, "name"), "must be m4a or m4b (got '" + name + "')");
@@ -246,9 +247,20 @@ Manifest parse_manifest(const json& j, const std::string& path) {
         a.cache_batched = cb->get<bool>();
       }
       a.batch_workers = static_cast<int>(r.integer(aj, w, "batch_workers", 0, 0, 1024));
+      if (const json* g = r.find(aj, "group_by_length")) {
+        if (g->is_string() && g->get<std::string>() == "exact") {
+          a.group_by_length.mode = BatchGrouping::Mode::exact;
+        } else if (g->is_number()) {
+          a.group_by_length.mode = BatchGrouping::Mode::max_padding_waste;
+          a.group_by_length.max_padding_waste = r.num_value(*g, Reader::key(w, "group_by_length"), 0, 1);
+        } else {
+          r.fail(Reader::key(w, "group_by_length"), "must be \"exact\" or a padded fraction in [0, 1]");
+        }
+      }
       a.parity_sample = static_cast<int>(r.integer(aj, w, "parity_sample", default_parity_sample, 0, 1000000));
     } else if (r.find(aj, "max_batch_size") || r.find(aj, "max_batch_wait_ms") || r.find(aj, "cache_batched") ||
-               r.find(aj, "parity_sample") || r.find(aj, "batch_workers")) {
+               r.find(aj, "parity_sample") || r.find(aj, "batch_workers") ||
+               r.find(aj, "group_by_length")) {
       r.fail(w, "m4a takes no batch options");
     }
     m.arms.push_back(a);

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/batch_coalescer.hpp"
 #include "profile/record/labels.hpp"
 #include "profile/record/workload_specs.hpp"
 
@@ -45,6 +46,7 @@ struct ArmSpec {
   double max_batch_wait_ms = 0;      ///< 0 for m4a; m4b: >= 0, default default_m4b_max_batch_wait_ms.
   bool cache_batched = true;         ///< m4b: false = batched artifacts answer callers but are not cached.
   int batch_workers = 0;             ///< m4b: batch worker threads; 0 = matched (matched_batch_workers).
+  BatchGrouping group_by_length;     ///< m4b: "exact", or a number = the largest padded fraction of a batch.
   int parity_sample = default_parity_sample;  ///< m4b: parity checks per non-cold cell (cold: every one).
 };
 
