@@ -20,9 +20,11 @@ struct FakeHook : ReferenceEncodeHook<std::string, std::string, std::string> {
   int spin = 2000;
   std::atomic<bool>* hold = nullptr;  ///< When set, encodes wait until it turns false.
   std::atomic<int> encodes{0};
+  std::atomic<int> keyed{0};  ///< Requests that reached cache_key.
   std::string perturb;  ///< When set, a batch changes one code of each item that starts with it.
 
   std::optional<ReferenceEncodeKey> cache_key(const std::string& s) override {
+    ++keyed;
     if (s.rfind("nokey:", 0) == 0) return std::nullopt;
     return ReferenceEncodeKey{"fake", "1", "fake-enc", "cfg", "codes", sha256_hex(s), ""};
   }

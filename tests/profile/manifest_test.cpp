@@ -145,3 +145,19 @@ TEST_CASE("m4b arm options: batch workers, length grouping, cache_batched, parit
   j["arms"][0]["batch_workers"] = 2;
   CHECK(error_of(j) == kManifestPath + ": arms[0]: m4a takes no batch options");
 }
+
+TEST_CASE("warmup defaults to the cell's concurrency, over the references beyond the measured ones") {
+  auto j = valid();
+  Manifest m = parse_manifest(j, kManifestPath);
+  CHECK(m.warmup_requests(8) == 2);  // set explicitly
+  CHECK(m.warmup_references() == 2);
+  j["references"].erase("warmup");
+  m = parse_manifest(j, kManifestPath);
+  CHECK(m.references.warmup == warmup_concurrency);
+  CHECK(m.warmup_requests(8) == 8);
+  CHECK(m.warmup_requests(16) == 16);
+  CHECK(m.warmup_references() == 8 - 4);  // 8 variants, 4 measured; the largest concurrency is 16
+  j["references"]["variants"] = 5;        // 4 measured + 2 needed
+  CHECK(error_of(j) == kManifestPath + ": references.variants: must provide at least 6 references (largest phase "
+                                       "distinct + warmup), got 5");
+}

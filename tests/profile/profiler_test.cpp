@@ -158,6 +158,28 @@ TEST_CASE("matched compute: one batch worker per device stream on a GPU, M4a's e
   CHECK(matched_batch_workers(1, "cpu", 0) == 1);
 }
 
+TEST_CASE("by default each cell warms up with as many requests as its concurrency") {
+  Manifest m = smoke_manifest();
+  m.models.resize(1);
+  m.phases.resize(1);                        // cold: 8 distinct references
+  m.phases[0].concurrency = {3};
+  m.arms.resize(1);                          // m4a
+  m.references.warmup = warmup_concurrency;  // 10 variants: 2 beyond the measured 8
+  std::shared_ptr<FakeHook> hook;
+  BackendFactory factory = [&](const ModelSpec& spec) -> std::unique_ptr<ModelBackend> {
+    auto b = std::make_unique<FakeBackend>(fake_info(spec.name, false), false);
+    hook = b->hook;
+    return b;
+  };
+  std::string dir = temp_dir() + "-warmup";
+  ProfileResult r = run_profile(m, factory, {.out_dir = dir, .sleep_synthesis = false});
+  REQUIRE(hook);
+  REQUIRE(r.run.cells.size() == 1);
+  CHECK(hook->keyed == 8 + 3);    // 3 warmup requests ...
+  CHECK(hook->encodes == 8 + 2);  // ... over the 2 spare references
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("a stop request writes a partial report marked interrupted") {
   Manifest m = smoke_manifest();
   std::atomic<bool> stop{false};

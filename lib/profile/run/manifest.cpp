@@ -116,6 +116,18 @@ int Manifest::measured_references() const {
   return n;
 }
 
+int Manifest::available_references() const {
+  return references.variants > 0 ? references.variants : static_cast<int>(references.clips.size());
+}
+
+int Manifest::warmup_references() const {
+  if (references.warmup != warmup_concurrency) return references.warmup;
+  int largest = 0;
+  for (const PhaseSpec& ph : phases)
+    for (int c : ph.concurrency) largest = std::max(largest, c);
+  return std::max(0, std::min(largest, available_references() - measured_references()));
+}
+
 Manifest parse_manifest(const json& j, const std::string& path) {
   Reader r(path);
   r.object(j, "", {"schema_version", "name", "description", "seed", "models", "references", "texts", "phases",
@@ -294,8 +306,9 @@ Manifest parse_manifest(const json& j, const std::string& path) {
     m.cache.max_bytes = static_cast<std::size_t>(r.integer(*c, "cache", "max_bytes", static_cast<std::int64_t>(m.cache.max_bytes), 1, 1LL << 50));
   }
 
-  int needed = m.measured_references() + m.references.warmup;
-  int available = m.references.variants > 0 ? m.references.variants : static_cast<int>(m.references.clips.size());
+  int needed = m.measured_references() +
+               (m.references.warmup == warmup_concurrency ? min_warmup_references : m.references.warmup);
+  int available = m.available_references();
   if (available < needed)
     r.fail(m.references.variants > 0 ? "references.variants" : "references.clips",
            "must provide at least " + std::to_string(needed) + " references (largest phase distinct + warmup), got " +

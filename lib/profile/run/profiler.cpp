@@ -172,9 +172,7 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
       for (int i = 0; i < phase.requests; ++i)
         items[static_cast<std::size_t>(i)] = work_item(static_cast<std::size_t>(i), static_cast<std::size_t>(i % phase.distinct));
       std::vector<WorkItem> distinct(items.begin(), items.begin() + phase.distinct);
-      std::vector<WorkItem> warmup;
-      for (int w = 0; w < manifest.references.warmup; ++w)
-        warmup.push_back(work_item(static_cast<std::size_t>(w), static_cast<std::size_t>(measured + w)));
+      const int warmup_refs = manifest.warmup_references();
 
       for (int conc : phase.concurrency) {
         for (int rep = 0; rep < manifest.repeats; ++rep) {
@@ -198,6 +196,9 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
               service = backend->make_service(cell_arm, manifest.cache, "");
               if (phase.kind == Phase::warm) run_requests(*service, distinct, setup, nullptr, info.frame_rate);
             }
+            std::vector<WorkItem> warmup;
+            for (int w = 0; warmup_refs > 0 && w < manifest.warmup_requests(conc); ++w)
+              warmup.push_back(work_item(static_cast<std::size_t>(w), static_cast<std::size_t>(measured + w % warmup_refs)));
             if (!warmup.empty()) {
               RunOptions wo{.concurrency = std::min<int>(conc, static_cast<int>(warmup.size())), .stop = options.stop};
               run_requests(*service, warmup, wo, nullptr, info.frame_rate);

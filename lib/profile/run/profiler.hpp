@@ -4,8 +4,9 @@
 // slow drift of the machine hits both arms alike. Per cell: a fresh service (cold: empty tiers;
 // warm: the measured references encoded first, untimed; warm-disk: a disk tier in a temp folder
 // populated by one service, measured through a new service over it); warmup requests from references
-// outside the measured set; stats snapshot; the measured requests (runner + modelled synthesis);
-// stats delta and CPU/GPU telemetry. When `stop` turns true the current cell ends early and a partial
+// outside the measured set (by default as many as the cell's concurrency); stats snapshot; the
+// measured requests (runner + modelled synthesis); stats delta and CPU/GPU telemetry; for M4b, the
+// parity check of the batched artifacts against single encodes, after the timed window. When `stop` turns true the current cell ends early and a partial
 // report marked "interrupted" is written.
 //
 //   ProfileOptions o{.out_dir = "runs/x"};
