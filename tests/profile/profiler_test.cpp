@@ -7,6 +7,8 @@
 #include "profile/record/record_json.hpp"
 #include "profile/record/run_folder.hpp"
 #include "profile/record/schema_validator.hpp"
+#include "profile/render/html_report.hpp"
+#include "profile/render/text_report.hpp"
 #include "profile/run/manifest.hpp"
 #include "profile/run/profiler.hpp"
 #include "profile/verdict/gate.hpp"
@@ -147,6 +149,12 @@ TEST_CASE("a batch path that changes one code of one item makes the gate refuse 
   // The written folder says the same, and the gate recomputed from it agrees.
   RunRecord run = load_run_with_requests(dir);
   CHECK(evaluate_gate(run, run.gate_options()).models.at(0).reason == v.reason);
+  // summary.md and the HTML page say it too, per cell.
+  CHECK(summary_markdown(run).find("batcher/m4b/cold/c2/r0: 8 of 8 batched checked: 7 identical, 0 within tolerance 0, "
+                                   "1 mismatched") != std::string::npos);
+  const std::string page = render_html_report(run);
+  CHECK(page.find("data-key=\"parity.batcher/m4b/cold/c2/r0\">1 of 8 differ from single encodes<") != std::string::npos);
+  CHECK(page.find("parity fails: 2 of 16") != std::string::npos);
   CHECK(validate_report_file(dir).empty());
   std::filesystem::remove_all(dir);
 }
