@@ -29,6 +29,15 @@ std::set<int> cold_levels(const RunRecord& run, const std::string& model) {
   return levels;
 }
 
+/// True when some batch of the group's cells held more than one request (cache counters).
+bool batched_more_than_one(const CellGroup& g) {
+  for (const Cell* c : g.cells) {
+    auto batches = c->cache.find("batches"), items = c->cache.find("batched_items");
+    if (batches != c->cache.end() && items != c->cache.end() && items->second > batches->second) return true;
+  }
+  return false;
+}
+
 LevelResult judge_level(const std::string& model, int c, const CellGroup& a, const CellGroup& b, const GateOptions& options) {
   const GateSpec& spec = options.spec;
   LevelResult l;
@@ -55,6 +64,12 @@ LevelResult judge_level(const std::string& model, int c, const CellGroup& a, con
     l.reason = fmt::format("c{}: reference encode is not the top stage of cold M4a E2E ({} is: {:.0f}% vs encode {:.0f}%)", c,
                            l.top_stage == Stage::synthesis_end ? "synthesis" : "preprocessing", 100 * top_share,
                            100 * l.shares_m4a.encode);
+  } else if ((lat.lo >= spec.latency_reduction || tput.lo >= spec.throughput_gain) && !batched_more_than_one(b)) {
+    l.outcome = Verdict::inconclusive;
+    l.reason = fmt::format("c{}: M4b clears a threshold (p95 reduction {:.1f}% [{:.1f}, {:.1f}], throughput gain {:.1f}% "
+                           "[{:.1f}, {:.1f}]) but no M4b batch held more than one request: the difference is how "
+                           "many encodes run at once, not batching", c, 100 * lat.point, 100 * lat.lo, 100 * lat.hi,
+                           100 * tput.point, 100 * tput.lo, 100 * tput.hi);
   } else if (lat.lo >= spec.latency_reduction || tput.lo >= spec.throughput_gain) {
     l.outcome = Verdict::go;
     l.reason = fmt::format("c{}: M4b p95 E2E reduction {:.1f}% [{:.1f}, {:.1f}], throughput gain {:.1f}% [{:.1f}, {:.1f}]: "
