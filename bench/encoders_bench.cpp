@@ -7,17 +7,26 @@
 // of a synthetic clip of `seconds` (after one warm-up call; decode excluded), and the stored artifact
 // bytes. For fish-s2-pro, 8 different clips: 8 sequential encode_one calls vs one encode_batch of the
 // 8, `batch-rounds` times: throughput ratio and p95 latency of each.
+//
+// With --mixed-rounds N (fish-s2-pro): 8 clips of mixed lengths (2 each of 1/4, 1/2, 3/4 and all of
+// `seconds`), each sent by its own caller thread at once, N rounds: M4a (8 concurrent single encodes)
+// against M4b through the service's BatchCoalescer with 1 or --workers batch threads (default: the
+// cores, matched compute), without and with length grouping (exact; at most 20% padding). Per arm:
+// seconds per round, throughput relative to M4a, batches, padded fraction, parity with single encodes.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fstream>
 #include <iostream>
+#include <latch>
 #include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "bench_support.hpp"
+#include "core/batch_coalescer.hpp"
 #include "encoders/encoder_hook.hpp"
 
 using namespace refenc;
@@ -37,11 +46,62 @@ double percentile(std::vector<double> v, double p) {
   return v[lo] + (v[hi] - v[lo]) * (idx - static_cast<double>(lo));
 }
 
+/// One arm of the mixed-length table: `clips` encoded `rounds` times, every clip by its own caller
+/// thread at once (the cold-cache case at concurrency = clips), either singly (M4a) or through a
+/// BatchCoalescer with `workers` batch threads and `grouping` (M4b). Returns seconds per round, the
+/// mean padded fraction of the batches, and whether every artifact equals the single encode.
+struct MixedArm {
+  std::string name;
+  bool batched = false;
+  std::size_t workers = 1;
+  BatchGrouping grouping;
+};
+
+struct MixedResult {
+  double s_per_round = 0, padded = 0;
+  std::uint64_t batches = 0;
+  bool parity = true;
+};
+
+MixedResult run_mixed(ModelHook& hook, const std::vector<EncodeInput>& clips, const std::vector<Artifact>& singles,
+                      const MixedArm& arm, int rounds) {
+  MixedResult res;
+  double total = 0;
+  std::uint64_t units = 0, padded = 0;
+  for (int r = 0; r < rounds; ++r) {
+    BatchCoalescer<EncodeInput, Artifact> q(
+        [&](std::span<const EncodeInput* const> xs) { return hook.encode_batch(xs); }, clips.size(),
+        std::chrono::milliseconds(20), arm.workers, arm.grouping, [&](const EncodeInput& x) { return hook.batch_length(x); });
+    std::vector<Artifact> out(clips.size());
+    std::latch start(static_cast<std::ptrdiff_t>(clips.size()) + 1);
+    std::vector<std::thread> callers;
+    for (std::size_t i = 0; i < clips.size(); ++i)
+      callers.emplace_back([&, i] {
+        start.arrive_and_wait();
+        if (arm.batched) out[i] = q.submit(clips[i]).value_or(Artifact{});
+        else out[i] = hook.encode_one(clips[i]);
+      });
+    auto t0 = Clock::now();
+    start.arrive_and_wait();
+    for (auto& t : callers) t.join();
+    total += since(t0);
+    for (std::size_t i = 0; i < clips.size(); ++i) res.parity = res.parity && artifact_parity(out[i], singles[i]).identical;
+    auto st = q.stats();
+    res.batches += st.batches;
+    units += st.length_units;
+    padded += st.padded_units;
+  }
+  res.s_per_round = total / rounds;
+  res.padded = units ? static_cast<double>(padded) / static_cast<double>(units) : 0;
+  return res;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> model_names{"fish-s2-pro", "qwen3-tts", "moss-tts-local"}, scales{"tiny", "small"};
-  int runs = 5, threads = 0, batch_rounds = 3;
+  int runs = 5, threads = 0, batch_rounds = 3, mixed_rounds = 0;
+  std::size_t workers = std::max(1u, std::thread::hardware_concurrency());
   double seconds = 10;
   std::string json_path;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -53,6 +113,8 @@ int main(int argc, char** argv) {
     else if (a == "--seconds") seconds = std::stod(v);
     else if (a == "--batch-rounds") batch_rounds = std::stoi(v);
     else if (a == "--json") json_path = v;
+    else if (a == "--mixed-rounds") mixed_rounds = std::stoi(v);
+    else if (a == "--workers") workers = static_cast<std::size_t>(std::stoi(v));
     else {
       std::cerr << "unknown option " << a << '\n';
       return 2;
@@ -129,6 +191,41 @@ int main(int argc, char** argv) {
                              {"p95_single_s", percentile(single_lat, 0.95)},
                              {"p95_batch_s", percentile(batch_lat, 0.95)},
                              {"parity", parity}};
+      }
+      if (hook->can_encode_batch() && mixed_rounds > 0) {
+        std::vector<EncodeInput> clips;
+        std::vector<Artifact> singles;
+        for (int v = 0; v < 8; ++v) {
+          const auto len = static_cast<std::int64_t>(static_cast<double>(n) * (1 + v / 2) / 4.0);
+          clips.push_back(hook->normalize_input({audio::ReferenceSource::from_bytes(bench::speech_wav(rate, len, 20 + v)), ""}));
+          singles.push_back(hook->encode_one(clips.back()));
+        }
+        using Mode = BatchGrouping::Mode;
+        const std::vector<MixedArm> arms{
+            {"M4a: 8 concurrent singles", false, 1, {}},
+            {"M4b: 1 worker, any lengths", true, 1, {}},
+            {"M4b: 1 worker, exact lengths", true, 1, {Mode::exact, 0}},
+            {fmt::format("M4b: {} workers, exact lengths", workers), true, workers, {Mode::exact, 0}},
+            {fmt::format("M4b: {} workers, <= 20% padding", workers), true, workers, {Mode::max_padding_waste, 0.2}},
+        };
+        std::cout << fmt::format("\nfish {} mixed lengths (8 clips: 2 each of {:.1f}/{:.1f}/{:.1f}/{:.1f} s), {} rounds, "
+                                 "{} intra-op threads:\n\n| arm | s/round | throughput vs M4a | batches/round | "
+                                 "padded fraction | parity |\n|---|---:|---:|---:|---:|---|\n",
+                                 scale, seconds / 4, seconds / 2, 3 * seconds / 4, seconds, mixed_rounds, torch_threads());
+        nlohmann::json mixed = nlohmann::json::array();
+        double base = 0;
+        for (const MixedArm& arm : arms) {
+          MixedResult m = run_mixed(*hook, clips, singles, arm, mixed_rounds);
+          if (!arm.batched) base = m.s_per_round;
+          std::cout << fmt::format("| {} | {:.3f} | {:.2f}x | {:.1f} | {:.2f} | {} |\n", arm.name, m.s_per_round,
+                                   base / m.s_per_round, static_cast<double>(m.batches) / mixed_rounds, m.padded,
+                                   m.parity ? "exact" : "DIFFERS")
+                    << std::flush;
+          mixed.push_back({{"arm", arm.name}, {"s_per_round", m.s_per_round}, {"throughput_vs_m4a", base / m.s_per_round},
+                           {"batches", m.batches}, {"padded_fraction", m.padded}, {"parity", m.parity},
+                           {"workers", arm.workers}});
+        }
+        row["fish_mixed"] = {{"rounds", mixed_rounds}, {"intra_op_threads", torch_threads()}, {"arms", mixed}};
       }
       report.push_back(row);
     }

@@ -40,6 +40,7 @@ class EncoderBackend final : public ModelBackend {
   }
 
   const ModelEntry& info() const override { return info_; }
+  int intra_op_threads() const override { return encoders::torch_threads(); }
 
   std::unique_ptr<ServiceHandle> make_service(const ArmSpec& arm, const CacheSpec& cache,
                                               const std::string& tier_root) override {
@@ -50,6 +51,9 @@ class EncoderBackend final : public ModelBackend {
     o.max_bytes = cache.max_bytes;
     o.max_batch_size = static_cast<std::size_t>(arm.max_batch_size);
     o.max_batch_wait = std::chrono::microseconds(static_cast<long>(arm.max_batch_wait_ms * 1000));
+    o.cache_batched = arm.cache_batched;
+    o.batch_workers = static_cast<std::size_t>(std::max(1, arm.batch_workers));
+    o.batch_grouping = arm.group_by_length;
     auto service = std::make_shared<encoders::EncodeService>(hook_, o, tier);
     return make_service_handle(service, [](const WorkItem& w) {
       encoders::EncodeRequest r;

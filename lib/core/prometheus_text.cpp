@@ -165,6 +165,9 @@ void write_stats(Writer& w, const ServiceStats& s) {
   w.counter("batched_items", "Items encoded by successful encode_batch calls.", s.batched_items);
   w.counter("failed_batches", "encode_batch calls that failed; their items were retried alone.",
             s.failed_batches);
+  w.counter("batch_length_units", "Successful batches: sum of size times the longest input length.",
+            s.batch_length_units);
+  w.counter("batch_padded_units", "The part of batch_length_units that is padding.", s.batch_padded_units);
   w.histogram("batch_size", "Sizes of successful batches.", s.batch_sizes, s.batched_items);
   w.gauge("memory_entries", "Memory-tier entries now.", s.entries);
   w.gauge("memory_bytes", "Memory-tier bytes now (stored_bytes of the entries).", s.bytes);

@@ -21,7 +21,9 @@
 // (the default calls encode_one).
 #pragma once
 
+#include <concepts>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <span>
@@ -56,6 +58,13 @@ class EncodeContext {
  private:
   std::stop_token stop_;
   std::function<bool()> poll_;
+};
+
+/// How an artifact from a batch compares with the single encode of the same input.
+struct ArtifactParity {
+  bool identical = true;               ///< Bit-identical (every tensor, shape and field).
+  std::uint64_t mismatched_codes = 0;  ///< Integer elements, shapes or other fields that differ.
+  double max_abs_diff = 0;             ///< Largest |batched - single| over floating-point elements.
 };
 
 /// InputT: the normalized input an encode consumes. ArtifactT: what callers receive (caller-owned).
@@ -119,6 +128,23 @@ class ReferenceEncodeHook {
     out.reserve(items.size());
     for (const InputT* item : items) out.push_back(encode_one(*item));
     return out;
+  }
+
+  /// An input's length in the dimension a batch pads (e.g. samples), for length-aware batching;
+  /// 0 (the default) = unknown, which every grouping accepts.
+  virtual std::size_t batch_length(const InputT& /*item*/) const { return 0; }
+
+  /// Compares an artifact produced in a batch with the single encode of the same input (both as
+  /// load_artifact returns them). The default uses operator== when ArtifactT has one (a difference
+  /// counts as one mismatched code) and throws Error(config) otherwise.
+  virtual ArtifactParity compare_artifacts(const ArtifactT& batched, const ArtifactT& single) const {
+    if constexpr (std::equality_comparable<ArtifactT>) {
+      const bool same = batched == single;
+      return {same, same ? 0u : 1u, 0};
+    } else {
+      (void)batched, (void)single;
+      throw Error(ErrorKind::config, "hook does not implement compare_artifacts");
+    }
   }
 };
 

@@ -73,6 +73,12 @@ struct ServiceOptions {
   std::string log_prefix;                        ///< Prepended to this service's log lines.
   std::size_t max_batch_size = 1;                ///< M4b: > 1 enables batching for hooks that can batch.
   std::chrono::microseconds max_batch_wait{0};   ///< M4b: longest a queued item waits for company.
+  std::size_t batch_workers = 1;                 ///< M4b: threads running batches at once (>= 1).
+  BatchGrouping batch_grouping;                  ///< M4b: how a batch may mix lengths (hook's batch_length).
+  /// M4b: false = an artifact from a batch answers its callers but is neither cached nor written to
+  /// the second tier, so the cache fills only from single encodes (for a batch path that is not
+  /// bit-exact).
+  bool cache_batched = true;
 };
 
 /// Per-call limits of get_or_encode. A caller that reaches one gets an error of its own; the encode
@@ -103,10 +109,12 @@ class ReferenceEncodeService {
     if (options_.timeout.count() < 1) throw Error(ErrorKind::config, "timeout must be at least 1 ms");
     if (options_.max_batch_size < 1) throw Error(ErrorKind::config, "max_batch_size must be at least 1");
     if (options_.max_batch_wait.count() < 0) throw Error(ErrorKind::config, "max_batch_wait must not be negative");
+    if (options_.batch_workers < 1) throw Error(ErrorKind::config, "batch_workers must be at least 1");
     if (options_.max_batch_size > 1 && hook_->can_encode_batch()) {
       batcher_ = std::make_unique<BatchCoalescer<InputT, ArtifactT>>(
           [h = hook_](std::span<const InputT* const> items) { return h->encode_batch(items); },
-          options_.max_batch_size, options_.max_batch_wait);
+          options_.max_batch_size, options_.max_batch_wait, options_.batch_workers, options_.batch_grouping,
+          [h = hook_](const InputT& item) { return h->batch_length(item); });
     }
   }
 
@@ -159,6 +167,8 @@ class ReferenceEncodeService {
       s.batched_items = b.batched_items;
       s.failed_batches = b.failed_batches;
       s.batch_sizes = b.sizes;
+      s.batch_length_units = b.length_units;
+      s.batch_padded_units = b.padded_units;
     }
     if (tier_) s.tier = tier_->stats();
     return s;
@@ -408,9 +418,10 @@ class ReferenceEncodeService {
           if (from_disk) mark(trace, &RequestTrace::encode_end);
         }
         if (!stored) {
-          ArtifactT artifact = encode(input, trace, ctx);
+          bool batched = false;
+          ArtifactT artifact = encode(input, trace, ctx, &batched);
           stored = std::make_shared<const StoredT>(hook_->store_artifact(artifact));
-          cacheable = hook_->revalidate(input, key);
+          cacheable = hook_->revalidate(input, key) && (options_.cache_batched || !batched);
         } else {
           cacheable = true;
         }
@@ -474,7 +485,8 @@ class ReferenceEncodeService {
 
   /// One encode, through the batch queue when M4b is active; a failed batch is retried alone. `ctx`
   /// tells whether anybody still waits: a queued item leaves the queue, and no encode begins, when not.
-  ArtifactT encode(const InputT& input, RequestTrace* trace, const EncodeContext& ctx) {
+  /// `batched`, when given, is set when a batch produced the artifact.
+  ArtifactT encode(const InputT& input, RequestTrace* trace, const EncodeContext& ctx, bool* batched = nullptr) {
     mark(trace, &RequestTrace::encode_start);
     struct Timer {
       std::atomic<std::uint64_t>& total;
@@ -487,9 +499,11 @@ class ReferenceEncodeService {
     } timer{encode_ns_};
     if (batcher_) {
       int batch_size = 0;
-      std::optional<ArtifactT> out = batcher_->submit(input, &batch_size, ctx.stop_token());
+      double padding = 0;
+      std::optional<ArtifactT> out = batcher_->submit(input, &batch_size, ctx.stop_token(), &padding);
       if (out) {
-        if (trace) trace->batch_size = batch_size;
+        if (batched) *batched = true;
+        if (trace) trace->batch_size = batch_size, trace->batch_padding = padding;
         mark(trace, &RequestTrace::encode_end);
         return std::move(*out);
       }

@@ -40,6 +40,7 @@ struct RequestTrace {
   Clock::time_point encode_end;    ///< Leader: encode ended; follower: wait ended.
   Clock::time_point end;           ///< get_or_encode returned or threw.
   int batch_size = 0;              ///< Size of the batch that encoded it (M4b), 0 when not batched.
+  double batch_padding = 0;        ///< Padded fraction of that batch (BatchCoalescer), 0 when not batched.
   bool timed_out = false;          ///< Gave up waiting: the follower timeout or the caller's deadline.
   bool cancelled = false;          ///< Gave up on the caller's stop request.
   bool cached = false;             ///< The artifact was inserted into the memory tier by this call.

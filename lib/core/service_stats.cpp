@@ -25,6 +25,8 @@ ServiceStats ServiceStats::minus(const ServiceStats& e) const {
   sub(d.failed_batches, e.failed_batches);
   sub(d.batches, e.batches);
   sub(d.batched_items, e.batched_items);
+  sub(d.batch_length_units, e.batch_length_units);
+  sub(d.batch_padded_units, e.batch_padded_units);
   for (std::size_t i = 0; i < batch_sizes.size(); ++i) sub(d.batch_sizes[i], e.batch_sizes[i]);
   sub(d.tier.disk_hits, e.tier.disk_hits);
   sub(d.tier.disk_misses, e.tier.disk_misses);
@@ -59,6 +61,8 @@ std::vector<std::pair<std::string, std::uint64_t>> ServiceStats::fields() const 
       {"batches", batches},
       {"batched_items", batched_items},
       {"failed_batches", failed_batches},
+      {"batch_length_units", batch_length_units},
+      {"batch_padded_units", batch_padded_units},
       {"loads", loads},
       {"load_ns", load_ns},
       {"mean_miss_penalty_ns", mean_miss_penalty_ns()},

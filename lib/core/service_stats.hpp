@@ -55,6 +55,8 @@ struct ServiceStats {
   std::uint64_t failed_batches = 0;  ///< encode_batch calls that failed (their items were retried alone).
   /// batch_sizes[i] = number of successful batches of size i+1 (larger sizes go in the last).
   std::array<std::uint64_t, 16> batch_sizes{};
+  std::uint64_t batch_length_units = 0;  ///< Successful batches: sum of size x longest input length.
+  std::uint64_t batch_padded_units = 0;  ///< The part of batch_length_units that is padding.
   // Gauges.
   std::uint64_t entries = 0;  ///< Memory-tier entries now.
   std::uint64_t bytes = 0;    ///< Memory-tier bytes now (sum of stored_bytes of entries).

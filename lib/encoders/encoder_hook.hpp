@@ -123,6 +123,11 @@ class ModelHook : public EncoderHook {
   /// The last normalize_input made by the calling thread (the CLI's timing breakdown).
   virtual LoadSummary last_load() const = 0;
   virtual InternalBatchStats internal_batch_stats() const { return {}; }
+  /// Samples at the model's rate: what a batch pads to its longest item.
+  std::size_t batch_length(const EncodeInput& input) const override { return input.audio.samples.size(); }
+  ArtifactParity compare_artifacts(const Artifact& batched, const Artifact& single) const override {
+    return artifact_parity(batched, single);
+  }
 };
 
 /// Builds the hook of `model_name` (network weights included). Throws Error(config) for an unknown

@@ -1,6 +1,7 @@
 #include "store/artifact.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace refenc {
@@ -154,6 +155,39 @@ const HostTensor& Artifact::tensor(const std::string& name) const {
   auto it = tensors.find(name);
   if (it == tensors.end()) throw Error(ErrorKind::config, "artifact has no tensor '" + name + "'");
   return it->second;
+}
+
+ArtifactParity artifact_parity(const Artifact& batched, const Artifact& single) {
+  ArtifactParity p;
+  if (batched == single) return p;
+  p.identical = false;
+  if (batched.meta != single.meta) ++p.mismatched_codes;
+  auto all_of = [](const HostTensor* t) { return static_cast<std::uint64_t>(std::max<std::int64_t>(t ? t->numel() : 0, 1)); };
+  auto compare = [&](const std::string& name) {
+    auto a = batched.tensors.find(name), b = single.tensors.find(name);
+    const HostTensor* x = a == batched.tensors.end() ? nullptr : &a->second;
+    const HostTensor* y = b == single.tensors.end() ? nullptr : &b->second;
+    if (!x || !y || x->dtype() != y->dtype() || x->shape() != y->shape()) {
+      p.mismatched_codes += std::max(all_of(x), all_of(y));
+      return;
+    }
+    if (x->dtype() == DType::float32) {
+      auto u = x->values<float>(), v = y->values<float>();
+      for (std::size_t i = 0; i < u.size(); ++i) {
+        const double d = std::abs(static_cast<double>(u[i]) - static_cast<double>(v[i]));
+        if (d != d) ++p.mismatched_codes;  // NaN on one side only
+        else p.max_abs_diff = std::max(p.max_abs_diff, d);
+      }
+      return;
+    }
+    const HostTensor u = x->to(DType::int64), v = y->to(DType::int64);
+    auto s = u.values<std::int64_t>(), t = v.values<std::int64_t>();
+    for (std::size_t i = 0; i < s.size(); ++i) p.mismatched_codes += s[i] != t[i] ? 1 : 0;
+  };
+  for (const auto& [name, t] : batched.tensors) compare(name);
+  for (const auto& [name, t] : single.tensors)
+    if (!batched.tensors.count(name)) compare(name);
+  return p;
 }
 
 }  // namespace refenc

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/reference_encode_hook.hpp"
 
 namespace refenc {
 
@@ -110,5 +111,10 @@ struct Artifact {
 
   friend bool operator==(const Artifact&, const Artifact&) = default;
 };
+
+/// How an artifact from a batch compares with the single encode of the same input: integer tensors
+/// element by element (a missing tensor, a shape or dtype change counts every element of the larger
+/// one, at least 1; a metadata difference counts 1), float tensors by their largest absolute difference.
+ArtifactParity artifact_parity(const Artifact& batched, const Artifact& single);
 
 }  // namespace refenc

@@ -227,3 +227,104 @@ TEST_CASE("batching: a stop request leaves the queue before the batch starts, ne
   CHECK(st.batches == 1);
   CHECK(calls == 1);
 }
+
+TEST_CASE("batching: with cache_batched off a batch answers its callers but fills no cache") {
+  auto hook = std::make_shared<BatchHook>();
+  auto tier = std::make_shared<MemoryTier>();
+  Service s(hook, {.max_batch_size = 2, .max_batch_wait = 1h, .cache_batched = false}, tier);
+  for (int round = 0; round < 2; ++round) {
+    auto a = ask(s, Req{.key = 1});
+    auto b = ask(s, Req{.key = 2});
+    CHECK(a.get() == Artifact(4, 1));
+    CHECK(b.get() == Artifact(4, 2));
+  }
+  auto st = s.stats();
+  CHECK(st.misses == 4);  // the second round encodes again
+  CHECK(st.entries == 0);
+  CHECK(st.tier.disk_writes == 0);
+  CHECK(hook->sizes() == std::vector<std::size_t>{2, 2});
+}
+
+TEST_CASE("batching: batch_workers run that many batches at once") {
+  auto hook = std::make_shared<BatchHook>();
+  Service s(hook, {.max_batch_size = 2, .max_batch_wait = 1h, .batch_workers = 2});
+  std::latch entered(2), release(1);  // the first item of each batch counts down, then waits
+  std::vector<std::future<Artifact>> f;
+  for (int k = 1; k <= 4; ++k) f.push_back(ask(s, Req{.key = k, .entered = &entered, .release = &release}));
+  entered.wait();  // both batches are inside encode_batch together: one worker could not get here
+  release.count_down();
+  for (int k = 1; k <= 4; ++k) CHECK(f[k - 1].get() == Artifact(4, k));
+  CHECK(hook->sizes() == std::vector<std::size_t>{2, 2});
+  CHECK_THROWS_AS(Service(hook, {.max_batch_size = 2, .batch_workers = 0}), Error);
+}
+
+namespace {
+
+/// A coalescer whose first batch (a plug of length 0) blocks until released, so that the items queued
+/// meanwhile are grouped in one known state; records each batch's lengths.
+struct GroupingRig {
+  std::latch plug_in{1}, plug_out{1};
+  std::mutex m;
+  std::vector<std::vector<std::size_t>> batches;
+  BatchCoalescer<std::size_t, std::size_t> q;
+  explicit GroupingRig(BatchGrouping g)
+      : q([this](std::span<const std::size_t* const> xs) {
+            std::vector<std::size_t> lengths;
+            for (const std::size_t* x : xs) lengths.push_back(*x);
+            if (lengths == std::vector<std::size_t>{0}) plug_in.count_down(), plug_out.wait();
+            std::lock_guard lock(m);
+            batches.push_back(lengths);
+            return lengths;
+          },
+          4, std::chrono::microseconds(0), 1, g, [](const std::size_t& x) { return x; }) {}
+  std::vector<std::vector<std::size_t>> run(std::vector<std::size_t> lengths) {
+    static const std::size_t plug = 0;
+    auto first = std::async(std::launch::async, [&] { return q.submit(plug); });
+    plug_in.wait();
+    std::vector<std::future<std::optional<std::size_t>>> f;
+    for (const std::size_t& l : lengths) {
+      f.push_back(std::async(std::launch::async, [&] { return q.submit(l); }));
+      wait_until([&] { return q.queued() == f.size(); });  // queued in this order
+    }
+    plug_out.count_down();
+    first.get();
+    for (std::size_t i = 0; i < f.size(); ++i) CHECK(f[i].get() == lengths[i]);
+    std::lock_guard lock(m);
+    return {batches.begin() + 1, batches.end()};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("batching: exact length grouping batches only equal lengths") {
+  GroupingRig rig({.mode = BatchGrouping::Mode::exact});
+  auto batches = rig.run({40, 80, 40, 80});
+  CHECK(batches == std::vector<std::vector<std::size_t>>{{40, 40}, {80, 80}});
+  CHECK(rig.q.stats().padded_units == 0);
+}
+
+TEST_CASE("batching: max_padding_waste keeps each batch's padded fraction within the bound") {
+  GroupingRig rig({.mode = BatchGrouping::Mode::max_padding_waste, .max_padding_waste = 0.2});
+  auto batches = rig.run({100, 90, 40, 100});
+  CHECK(batches == std::vector<std::vector<std::size_t>>{{100, 90, 100}, {40}});
+  auto st = rig.q.stats();
+  CHECK(st.length_units == 300 + 40);
+  CHECK(st.padded_units == 10);
+  CHECK(padded_fraction(std::vector<std::size_t>{100, 90, 100}) == Approx(10.0 / 300));
+  CHECK_THROWS_AS((BatchCoalescer<int, int>([](auto) { return std::vector<int>{}; }, 2, {}, 1,
+                                            {.mode = BatchGrouping::Mode::max_padding_waste, .max_padding_waste = 1.5})),
+                  Error);
+}
+
+TEST_CASE("batching: a trace carries its batch's padded fraction") {
+  auto hook = std::make_shared<BatchHook>();
+  Service s(hook, {.max_batch_size = 2, .max_batch_wait = 1h});
+  RequestTrace ta, tb;
+  auto a = std::async(std::launch::async, [&] { return s.get_or_encode(Req{.key = 1, .size = 2}, "", &ta); });
+  auto b = std::async(std::launch::async, [&] { return s.get_or_encode(Req{.key = 2, .size = 4}, "", &tb); });
+  a.get();
+  b.get();
+  CHECK(ta.batch_padding == Approx(0.25));
+  CHECK(tb.batch_padding == Approx(0.25));
+  CHECK(s.stats().batch_padded_units == 2);
+}

@@ -119,6 +119,7 @@ class FakeHook : public ReferenceEncodeHook<Req, Artifact, Artifact> {
 class BatchHook : public FakeHook {
  public:
   bool can_encode_batch() const override { return true; }
+  std::size_t batch_length(const Req& r) const override { return r.size; }
   std::vector<Artifact> encode_batch(std::span<const Req* const> items) override {
     {
       std::lock_guard lock(m_);

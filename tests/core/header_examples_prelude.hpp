@@ -49,6 +49,7 @@ struct BatchingHook {
   std::vector<common::Codes> encode_batch(std::span<const common::Clip* const>);
 };
 extern BatchingHook hook;
+std::size_t length_of(const common::Clip&);
 }  // namespace refenc_examples::batch_coalescer_hpp
 
 namespace refenc_examples::reference_encode_hook_hpp {

@@ -20,8 +20,11 @@ struct FakeHook : ReferenceEncodeHook<std::string, std::string, std::string> {
   int spin = 2000;
   std::atomic<bool>* hold = nullptr;  ///< When set, encodes wait until it turns false.
   std::atomic<int> encodes{0};
+  std::atomic<int> keyed{0};  ///< Requests that reached cache_key.
+  std::string perturb;  ///< When set, a batch changes one code of each item that starts with it.
 
   std::optional<ReferenceEncodeKey> cache_key(const std::string& s) override {
+    ++keyed;
     if (s.rfind("nokey:", 0) == 0) return std::nullopt;
     return ReferenceEncodeKey{"fake", "1", "fake-enc", "cfg", "codes", sha256_hex(s), ""};
   }
@@ -37,6 +40,12 @@ struct FakeHook : ReferenceEncodeHook<std::string, std::string, std::string> {
   std::string load_artifact(const std::string& s) override { return s; }
   std::size_t stored_bytes(const std::string& s) const override { return s.size(); }
   bool can_encode_batch() const override { return batch; }
+  std::vector<std::string> encode_batch(std::span<const std::string* const> items) override {
+    auto out = ReferenceEncodeHook::encode_batch(items);
+    for (std::size_t i = 0; i < items.size(); ++i)
+      if (!perturb.empty() && items[i]->rfind(perturb, 0) == 0) out[i][0] = 'C';  // "codes(" -> "Codes("
+    return out;
+  }
 };
 
 struct FakeTier : SecondTier<std::string> {
@@ -90,6 +99,9 @@ class FakeBackend : public ModelBackend {
     o.max_bytes = cache.max_bytes;
     o.max_batch_size = static_cast<std::size_t>(arm.max_batch_size);
     o.max_batch_wait = std::chrono::microseconds(static_cast<long>(arm.max_batch_wait_ms * 1000));
+    o.cache_batched = arm.cache_batched;
+    o.batch_workers = static_cast<std::size_t>(std::max(1, arm.batch_workers));
+    o.batch_grouping = arm.group_by_length;
     last_service = std::make_shared<FakeService>(hook, o, tier);
     return make_service_handle(last_service, fake_raw);
   }

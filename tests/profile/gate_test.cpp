@@ -39,6 +39,12 @@ struct Fixture {
     Cell c;
     c.key = {model, arm, Phase::cold, conc, 0};
     c.wall_s = a.wall;
+    if (arm == Arm::m4b) {  // batches of 4, each artifact identical to its single encode
+      c.cache["batches"] = static_cast<std::uint64_t>(n / 4);
+      c.cache["batched_items"] = static_cast<std::uint64_t>(n);
+      c.parity = ParitySummary{.batched = static_cast<std::size_t>(n), .checked = static_cast<std::size_t>(n),
+                               .identical = static_cast<std::size_t>(n)};
+    }
     run.cells.push_back(c);
     std::mt19937_64 g(seed);
     auto& v = run.requests[c.key.id()];
@@ -80,6 +86,41 @@ TEST_CASE("gate: GO when M4b clears a threshold with its interval at every concu
   CHECK(c8.shares_m4a.encode == Approx(0.7));
   CHECK(c8.throughput_gain.point == Approx(10.0 / 6.0 - 1.0));
   CHECK_FALSE(format_gate(g).empty());
+}
+
+TEST_CASE("gate: a gain with no batch larger than one is not batching: INCONCLUSIVE, saying so") {
+  Fixture f;
+  f.model("m", true);
+  for (int c : {8, 16}) {
+    f.cell("m", Arm::m4a, c, {.scale = 1.0});
+    f.cell("m", Arm::m4b, c, {.scale = 0.6, .wall = 6.0}, 64, 2);
+    f.run.cells.back().cache["batches"] = 64;  // 64 batches of one
+  }
+  GateReport g = f.gate();
+  CHECK(g.models[0].verdict == Verdict::inconclusive);
+  CHECK(g.models[0].levels[0].reason.find("no M4b batch held more than one request") != std::string::npos);
+}
+
+TEST_CASE("gate: one mismatched artifact turns GO into NO-GO, naming the cell; unchecked batches cap at INCONCLUSIVE") {
+  Fixture f;
+  f.model("m", true);
+  for (int c : {8, 16}) {
+    f.cell("m", Arm::m4a, c, {.scale = 1.0});
+    f.cell("m", Arm::m4b, c, {.scale = 0.6, .wall = 6.0}, 64, 2);
+  }
+  Fixture unchecked = f;
+  f.run.cells[3].parity->identical -= 1;
+  f.run.cells[3].parity->mismatched = 1;
+  f.run.cells[3].parity->mismatched_codes = 1;
+  GateReport g = f.gate();
+  CHECK(g.models[0].verdict == Verdict::no_go);
+  CHECK(g.models[0].reason.rfind("parity fails: 1 of 128 checked batched artifacts differ from a single encode of the "
+                                 "same request (0 failed checks; 1 integer elements differ; max abs diff 0, tolerance 0) "
+                                 "in m/m4b/cold/c16/r0", 0) == 0);
+  unchecked.run.cells[1].parity.reset();
+  g = unchecked.gate();
+  CHECK(g.models[0].verdict == Verdict::inconclusive);
+  CHECK(g.models[0].reason.rfind("parity not checked for batched requests in m/m4b/cold/c8/r0", 0) == 0);
 }
 
 TEST_CASE("gate: NO-GO when M4b gains too little, or when encode is not the top stage") {
@@ -171,7 +212,19 @@ TEST_CASE("the baseline report reads back into the same JSON, and its gate into 
   RunRecord run = load_run_with_requests(dir);
   CHECK(to_json(run) == raw);
   REQUIRE(run.gate);
-  CHECK(to_json(evaluate_gate(run, run.gate_options())) == raw["gate"]);
+  // The baseline predates parity checks: its batched requests were never compared with single encodes,
+  // which the gate now says first; the rest of every verdict is the same.
+  nlohmann::json again = to_json(evaluate_gate(run, run.gate_options()));
+  for (nlohmann::json& m : again["models"]) {
+    if (!m.contains("parity")) continue;
+    std::string parity = m["parity"];
+    CHECK(parity.rfind("parity not checked for batched requests in fish-s2-pro/m4b/cold/c8/r0", 0) == 0);
+    std::string reason = m["reason"];
+    REQUIRE(reason.rfind(parity + "; ", 0) == 0);
+    m["reason"] = reason.substr(parity.size() + 2);
+    m.erase("parity");
+  }
+  CHECK(again == raw["gate"]);
   CHECK(run.manifest.levels.at(Phase::cold) == std::vector<int>{8, 16});
 }
 

@@ -118,3 +118,46 @@ TEST_CASE("reference variants are distinct, deterministic and keep the clip's le
   REQUIRE(paths.size() == 1);
   CHECK_FALSE(paths[0].path.empty());
 }
+
+TEST_CASE("m4b arm options: batch workers, length grouping, cache_batched, parity sample") {
+  auto j = valid();
+  Manifest m = parse_manifest(j, kManifestPath);
+  CHECK(m.arms[1].batch_workers == 0);  // matched compute
+  CHECK(m.arms[1].group_by_length.mode == refenc::BatchGrouping::Mode::none);
+  CHECK(m.arms[1].cache_batched);
+  CHECK(m.arms[1].parity_sample == default_parity_sample);
+  CHECK(m.models[0].encoder.parity_tolerance == 0);
+  j["arms"][1]["batch_workers"] = 3;
+  j["arms"][1]["group_by_length"] = 0.25;
+  j["arms"][1]["cache_batched"] = false;
+  j["models"][0]["encoder"]["parity_tolerance"] = 1e-4;
+  m = parse_manifest(j, kManifestPath);
+  CHECK(m.arms[1].batch_workers == 3);
+  CHECK(m.arms[1].group_by_length.mode == refenc::BatchGrouping::Mode::max_padding_waste);
+  CHECK(m.arms[1].group_by_length.max_padding_waste == Approx(0.25));
+  CHECK_FALSE(m.arms[1].cache_batched);
+  CHECK(m.models[0].encoder.parity_tolerance == Approx(1e-4));
+  j["arms"][1]["group_by_length"] = "exact";
+  CHECK(parse_manifest(j, kManifestPath).arms[1].group_by_length.mode == refenc::BatchGrouping::Mode::exact);
+  j["arms"][1]["group_by_length"] = "bucket";
+  CHECK(error_of(j) == kManifestPath + ": arms[1].group_by_length: must be \"exact\" or a padded fraction in [0, 1]");
+  j = valid();
+  j["arms"][0]["batch_workers"] = 2;
+  CHECK(error_of(j) == kManifestPath + ": arms[0]: m4a takes no batch options");
+}
+
+TEST_CASE("warmup defaults to the cell's concurrency, over the references beyond the measured ones") {
+  auto j = valid();
+  Manifest m = parse_manifest(j, kManifestPath);
+  CHECK(m.warmup_requests(8) == 2);  // set explicitly
+  CHECK(m.warmup_references() == 2);
+  j["references"].erase("warmup");
+  m = parse_manifest(j, kManifestPath);
+  CHECK(m.references.warmup == warmup_concurrency);
+  CHECK(m.warmup_requests(8) == 8);
+  CHECK(m.warmup_requests(16) == 16);
+  CHECK(m.warmup_references() == 8 - 4);  // 8 variants, 4 measured; the largest concurrency is 16
+  j["references"]["variants"] = 5;        // 4 measured + 2 needed
+  CHECK(error_of(j) == kManifestPath + ": references.variants: must provide at least 6 references (largest phase "
+                                       "distinct + warmup), got 5");
+}

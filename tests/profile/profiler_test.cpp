@@ -7,6 +7,8 @@
 #include "profile/record/record_json.hpp"
 #include "profile/record/run_folder.hpp"
 #include "profile/record/schema_validator.hpp"
+#include "profile/render/html_report.hpp"
+#include "profile/render/text_report.hpp"
 #include "profile/run/manifest.hpp"
 #include "profile/run/profiler.hpp"
 #include "profile/verdict/gate.hpp"
@@ -76,6 +78,19 @@ TEST_CASE("a profile over fake hooks: counts per phase, skipped arms, a schema-v
       CHECK(c["outcomes"]["disk_hit"] == 6);
     }
     CHECK(c["batching_active"] == (c["arm"] == "m4b"));
+    // Every M4b cell carries parity: all of a cold cell's batched requests, none to check when warm.
+    CHECK(c.contains("parity") == (c["arm"] == "m4b"));
+    // Matched compute: M4b's batch workers are the encodes M4a runs at once (capped at the cores).
+    int matched = std::min(c["concurrency"].get<int>(), static_cast<int>(std::max(1u, r.run.context.cores)));
+    CHECK(c["compute"]["encode_threads"] == (c["arm"] == "m4b" ? matched : c["concurrency"].get<int>()));
+    CHECK(c["compute"]["batch_workers"] == (c["arm"] == "m4b" ? matched : 0));
+    CHECK(c["compute"]["device"] == "cpu");
+    if (c["arm"] == "m4b") {
+      CHECK(c["parity"]["checked"] == c["parity"]["batched"]);
+      CHECK(c["parity"]["checked"] == (c["phase"] == "cold" ? 8 : 0));
+      CHECK(c["parity"]["identical"] == c["parity"]["checked"]);
+      CHECK(c["parity"]["sample"] == (c["phase"] == "cold" ? 0 : default_parity_sample));
+    }
     CHECK(c["telemetry"]["cpu"]["available"] == true);
   }
   // Gate: the non-batching model is not applicable; the batching one gets a verdict with its grade.
@@ -109,6 +124,67 @@ TEST_CASE("a profile over fake hooks: counts per phase, skipped arms, a schema-v
   REQUIRE(errors.size() == 2);
   CHECK(errors[0] == "cells[0].stages.e2e.p95: expected number, got string");
   CHECK(errors[1] == "cells[1]: missing required field 'count'");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a batch path that changes one code of one item makes the gate refuse GO and say why") {
+  Manifest m = smoke_manifest();
+  m.models.resize(1);
+  m.phases.resize(1);  // cold
+  BackendFactory factory = [&](const ModelSpec& spec) -> std::unique_ptr<ModelBackend> {
+    auto b = std::make_unique<FakeBackend>(fake_info(spec.name, true), true);
+    b->hook->perturb = "en-m-16k#0|";  // one measured reference, batched in each M4b cell
+    return b;
+  };
+  std::string dir = temp_dir() + "-parity";
+  ProfileResult r = run_profile(m, factory, {.out_dir = dir, .sleep_synthesis = false});
+  const ModelVerdict& v = r.run.gate->models.at(0);
+  CHECK(v.verdict == Verdict::no_go);
+  CHECK(v.reason.find("parity fails: 2 of 16 checked batched artifacts differ") == 0);
+  CHECK(v.parity == v.reason.substr(0, v.parity.size()));
+  std::size_t flagged = 0;
+  for (const auto& [id, recs] : r.run.requests)
+    for (const RequestRecord& q : recs) flagged += q.parity == "mismatched" ? 1 : 0;
+  CHECK(flagged == 2);  // one per M4b cell (concurrency 2 and 4)
+  // The written folder says the same, and the gate recomputed from it agrees.
+  RunRecord run = load_run_with_requests(dir);
+  CHECK(evaluate_gate(run, run.gate_options()).models.at(0).reason == v.reason);
+  // summary.md and the HTML page say it too, per cell.
+  CHECK(summary_markdown(run).find("batcher/m4b/cold/c2/r0: 8 of 8 batched checked: 7 identical, 0 within tolerance 0, "
+                                   "1 mismatched") != std::string::npos);
+  const std::string page = render_html_report(run);
+  CHECK(page.find("data-key=\"parity.batcher/m4b/cold/c2/r0\">1 of 8 differ from single encodes<") != std::string::npos);
+  CHECK(page.find("parity fails: 2 of 16") != std::string::npos);
+  CHECK(validate_report_file(dir).empty());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("matched compute: one batch worker per device stream on a GPU, M4a's encodes on the CPU") {
+  CHECK(matched_batch_workers(8, "cuda:0", 16) == 1);
+  CHECK(matched_batch_workers(8, "cpu", 16) == 8);
+  CHECK(matched_batch_workers(16, "cpu", 2) == 2);
+  CHECK(matched_batch_workers(1, "cpu", 0) == 1);
+}
+
+TEST_CASE("by default each cell warms up with as many requests as its concurrency") {
+  Manifest m = smoke_manifest();
+  m.models.resize(1);
+  m.phases.resize(1);                        // cold: 8 distinct references
+  m.phases[0].concurrency = {3};
+  m.arms.resize(1);                          // m4a
+  m.references.warmup = warmup_concurrency;  // 10 variants: 2 beyond the measured 8
+  std::shared_ptr<FakeHook> hook;
+  BackendFactory factory = [&](const ModelSpec& spec) -> std::unique_ptr<ModelBackend> {
+    auto b = std::make_unique<FakeBackend>(fake_info(spec.name, false), false);
+    hook = b->hook;
+    return b;
+  };
+  std::string dir = temp_dir() + "-warmup";
+  ProfileResult r = run_profile(m, factory, {.out_dir = dir, .sleep_synthesis = false});
+  REQUIRE(hook);
+  REQUIRE(r.run.cells.size() == 1);
+  CHECK(hook->keyed == 8 + 3);    // 3 warmup requests ...
+  CHECK(hook->encodes == 8 + 2);  // ... over the 2 spare references
   std::filesystem::remove_all(dir);
 }
 

@@ -312,3 +312,26 @@ TEST_CASE("hostile archives are refused before LibTorch allocates what they decl
     CHECK_THROWS_WITH(decode_entry(folderless, "k"), Catch::Contains("first record is not in a folder"));
   }
 }
+
+TEST_CASE("artifact parity: integers element by element, floats by their largest difference") {
+  Artifact a;
+  a.tensors["codes"] = HostTensor::from_vector<std::int64_t>({2, 3}, {1, 2, 3, 4, 5, 6});
+  a.tensors["spk"] = HostTensor::from_vector<float>({2}, {0.5f, -1.0f});
+  a.meta["ref_text"] = "hi";
+  CHECK(artifact_parity(a, a).identical);
+
+  Artifact b = a;
+  b.tensors["codes"].values<std::int64_t>()[4] = 7;  // one code
+  b.tensors["spk"].values<float>()[1] = -1.25f;
+  ArtifactParity p = artifact_parity(b, a);
+  CHECK_FALSE(p.identical);
+  CHECK(p.mismatched_codes == 1);
+  CHECK(p.max_abs_diff == Approx(0.25));
+
+  Artifact c = a;
+  c.tensors["codes"] = HostTensor::from_vector<std::int64_t>({2, 2}, {1, 2, 4, 5});  // padded shape
+  c.meta["ref_text"] = "hello";
+  p = artifact_parity(c, a);
+  CHECK(p.mismatched_codes == 6 + 1);
+  CHECK(p.max_abs_diff == 0);
+}

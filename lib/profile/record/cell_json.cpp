@@ -71,6 +71,43 @@ TelemetrySummary read_telemetry(const JsonFields& in, const json& j, const std::
   return t;
 }
 
+json parity_json(const ParitySummary& p) {
+  return {{"batched", p.batched}, {"checked", p.checked}, {"identical", p.identical},
+          {"within_tolerance", p.within_tolerance}, {"mismatched", p.mismatched}, {"errors", p.errors},
+          {"mismatched_codes", p.mismatched_codes}, {"max_abs_diff", p.max_abs_diff},
+          {"tolerance", p.tolerance}, {"sample", p.sample}};
+}
+
+ParitySummary read_parity(const JsonFields& in, const json& j, const std::string& w) {
+  ParitySummary p;
+  auto count = [&](const char* k) { return static_cast<std::size_t>(in.integer(j, w, k)); };
+  p.batched = count("batched");
+  p.checked = count("checked");
+  p.identical = count("identical");
+  p.within_tolerance = count("within_tolerance");
+  p.mismatched = count("mismatched");
+  p.errors = count("errors");
+  p.mismatched_codes = static_cast<std::uint64_t>(in.integer(j, w, "mismatched_codes"));
+  p.max_abs_diff = in.num(j, w, "max_abs_diff");
+  p.tolerance = in.num(j, w, "tolerance");
+  p.sample = count("sample");
+  return p;
+}
+
+json compute_json(const ArmCompute& a) {
+  return {{"encode_threads", a.encode_threads}, {"batch_workers", a.batch_workers},
+          {"intra_op_threads", a.intra_op_threads}, {"device", a.device}};
+}
+
+ArmCompute read_compute(const JsonFields& in, const json& j, const std::string& w) {
+  ArmCompute a;
+  a.encode_threads = static_cast<int>(in.integer(j, w, "encode_threads"));
+  a.batch_workers = static_cast<int>(in.integer(j, w, "batch_workers"));
+  a.intra_op_threads = static_cast<int>(in.integer(j, w, "intra_op_threads"));
+  a.device = in.str(j, w, "device");
+  return a;
+}
+
 }  // namespace
 
 json cell_to_json(const Cell& c) {
@@ -80,7 +117,7 @@ json cell_to_json(const Cell& c) {
   for (const auto& [name, n] : c.outcomes) outcomes[name] = n;
   json cache = json::object();
   for (const auto& [name, v] : c.cache) cache[name] = v;
-  return json{{"id", c.key.id()},
+  json out{{"id", c.key.id()},
               {"model", c.key.model},
               {"arm", to_string(c.key.arm)},
               {"phase", to_string(c.key.phase)},
@@ -101,6 +138,9 @@ json cell_to_json(const Cell& c) {
               {"telemetry", to_json(c.telemetry)},
               {"interrupted", c.interrupted},
               {"warnings", c.warnings}};
+  if (c.parity) out["parity"] = parity_json(*c.parity);
+  if (c.compute) out["compute"] = compute_json(*c.compute);
+  return out;
 }
 
 Cell cell_from_json(const JsonFields& in, const json& j, const std::string& w) {
@@ -145,6 +185,8 @@ Cell cell_from_json(const JsonFields& in, const json& j, const std::string& w) {
   c.generator.late = static_cast<std::size_t>(in.integer(gen, wg, "late"));
   c.generator.max_lag_s = in.num(gen, wg, "max_lag_s");
   c.telemetry = read_telemetry(in, in.obj(j, w, "telemetry"), JsonFields::key(w, "telemetry"));
+  if (const json* p = in.find(j, "parity")) c.parity = read_parity(in, *p, JsonFields::key(w, "parity"));
+  if (const json* a = in.find(j, "compute")) c.compute = read_compute(in, *a, JsonFields::key(w, "compute"));
   c.interrupted = in.flag(j, w, "interrupted");
   const json& warnings = in.arr(j, w, "warnings");
   for (std::size_t i = 0; i < warnings.size(); ++i)

@@ -46,6 +46,7 @@ struct ModelVerdict {
   std::string evidence_grade;
   Verdict verdict = Verdict::no_go;
   std::string reason;
+  std::string parity;               ///< The parity condition as judged (empty when not evaluated).
   std::vector<LevelResult> levels;  ///< Empty for NOT_APPLICABLE and MISSING_ARM.
 };
 

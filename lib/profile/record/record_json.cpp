@@ -26,7 +26,9 @@ json synthesis_json(const SynthesisSpec& s) {
 }
 
 json encoder_json(const EncoderSpec& e) {
-  return {{"scale", e.scale}, {"dtype", e.dtype}, {"device", e.device}, {"module", e.module_path}, {"threads", e.threads}};
+  json j{{"scale", e.scale}, {"dtype", e.dtype}, {"device", e.device}, {"module", e.module_path}, {"threads", e.threads}};
+  if (e.parity_tolerance != 0) j["parity_tolerance"] = e.parity_tolerance;  // absent: 0, bit-exact
+  return j;
 }
 
 json model_json(const ModelEntry& m) {
@@ -97,6 +99,7 @@ ModelEntry read_model(const JsonFields& in, const json& j, const std::string& w)
   m.encoder.device = in.str(enc, wn, "device", de.device);
   m.encoder.module_path = in.str(enc, wn, "module");
   m.encoder.threads = static_cast<int>(in.integer(enc, wn, "threads"));
+  m.encoder.parity_tolerance = in.num(enc, wn, "parity_tolerance");
   std::string wy = JsonFields::key(w, "synthesis");
   const json& sy = in.obj(j, w, "synthesis");
   SynthesisSpec d;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,14 @@ struct RequestRecord {
   double audio_seconds = 0;      ///< Modelled audio produced.
   std::string outcome;           ///< hit, disk_hit, encoded, merged, uncacheable, failed.
   int batch_size = 0;
+  double batch_padding = 0;      ///< Padded fraction of its batch (M4b), 0 when not batched.
   std::string error;             ///< Set when failed.
+  /// Parity of its batched artifact with a single encode of the same request (M4b): "" = not
+  /// checked, else identical, within_tolerance, mismatched or error (see ParitySummary).
+  std::string parity;
+  std::uint64_t parity_mismatched_codes = 0;  ///< Integer elements (or shapes, fields) that differ.
+  double parity_max_abs_diff = 0;             ///< Largest float difference.
+  std::string parity_error;                   ///< Why the check could not run (parity "error").
 
   bool ok() const { return outcome != "failed"; }
   /// The time of one stage, in seconds.

@@ -65,6 +65,7 @@ json to_json(const GateReport& gate) {
   for (const ModelVerdict& m : gate.models) {
     json out{{"model", m.model}, {"evidence_grade", m.evidence_grade}, {"verdict", to_string(m.verdict)},
              {"reason", m.reason}};
+    if (!m.parity.empty()) out["parity"] = m.parity;
     if (!m.levels.empty()) {
       json per = json::array();
       for (const LevelResult& l : m.levels) per.push_back(level_json(l));
@@ -107,6 +108,7 @@ GateReport gate_from_json(const JsonFields& in, const json& j) {
     m.evidence_grade = in.str(mj, wm, "evidence_grade", "unknown");
     m.verdict = in.label(mj, wm, "verdict", "", parse_verdict);
     m.reason = in.str(mj, wm, "reason");
+    m.parity = in.str(mj, wm, "parity");
     const json& per = in.arr(mj, wm, "concurrency");
     for (std::size_t k = 0; k < per.size(); ++k)
       m.levels.push_back(read_level(in, per[k], JsonFields::idx(JsonFields::key(wm, "concurrency"), k)));
@@ -200,7 +202,13 @@ json to_json(const RequestRecord& r) {
          {"synthesis_first_s", r.synthesis_first_s}, {"synthesis_end_s", r.synthesis_end_s},
          {"ttfa_s", r.ttfa_s}, {"e2e_s", r.e2e_s}, {"audio_seconds", r.audio_seconds},
          {"outcome", r.outcome}, {"batch_size", r.batch_size}};
+  if (r.batch_size > 0) j["batch_padding"] = r.batch_padding;
   if (!r.error.empty()) j["error"] = r.error;
+  if (!r.parity.empty()) {
+    j["parity"] = {{"status", r.parity}, {"mismatched_codes", r.parity_mismatched_codes},
+                   {"max_abs_diff", r.parity_max_abs_diff}};
+    if (!r.parity_error.empty()) j["parity"]["error"] = r.parity_error;
+  }
   return j;
 }
 
@@ -224,7 +232,14 @@ std::pair<std::string, RequestRecord> request_from_json(const json& j, const std
   r.audio_seconds = in.num(j, "", "audio_seconds");
   r.outcome = in.str(j, "", "outcome", "", true);
   r.batch_size = static_cast<int>(in.integer(j, "", "batch_size"));
+  r.batch_padding = in.num(j, "", "batch_padding");
   r.error = in.str(j, "", "error");
+  if (const json* p = in.find(j, "parity")) {
+    r.parity = in.str(*p, "parity", "status", "", true);
+    r.parity_mismatched_codes = static_cast<std::uint64_t>(in.integer(*p, "parity", "mismatched_codes"));
+    r.parity_max_abs_diff = in.num(*p, "parity", "max_abs_diff");
+    r.parity_error = in.str(*p, "parity", "error");
+  }
   return {std::move(cell), std::move(r)};
 }
 

@@ -36,6 +36,36 @@ struct GeneratorLag {
   double max_lag_s = 0;
 };
 
+/// Parity of a cell's batched artifacts with single encodes of the same requests (M4b cells),
+/// checked after the timed window: every batched request in cold cells, the first `sample` elsewhere.
+/// A request is identical (bit-exact), within_tolerance (no integer differs and float differences are
+/// at most `tolerance`, the manifest's per-model encoder.parity_tolerance), mismatched, or error (the
+/// single encode or the comparison failed).
+struct ParitySummary {
+  std::size_t batched = 0;           ///< Requests whose artifact a batch produced (leaders).
+  std::size_t checked = 0;           ///< Of them, compared with a single encode.
+  std::size_t identical = 0;
+  std::size_t within_tolerance = 0;
+  std::size_t mismatched = 0;
+  std::size_t errors = 0;
+  std::uint64_t mismatched_codes = 0;  ///< Summed over the checked requests.
+  double max_abs_diff = 0;             ///< Largest over the checked requests.
+  double tolerance = 0;
+  std::size_t sample = 0;            ///< Most requests checked (0 = all).
+
+  /// True when every checked request is identical or within tolerance.
+  bool holds() const { return mismatched == 0 && errors == 0; }
+};
+
+/// The compute a cell's encodes got. Matched compute: M4b's batch workers default to the encode
+/// threads M4a gets at the same concurrency (run/profiler.hpp, matched_batch_workers).
+struct ArmCompute {
+  int encode_threads = 0;    ///< Encodes that can run at once: M4a the cell's concurrency, M4b its batch workers.
+  int batch_workers = 0;     ///< M4b's batch worker threads; 0 for M4a.
+  int intra_op_threads = 0;  ///< The encoder library's intra-op threads (0 = unknown).
+  std::string device;        ///< The encoder's device ("cpu", "cuda:0").
+};
+
 /// One cell's figures (schema: reports/report.schema.json, "cells" items).
 struct Cell {
   CellKey key;
@@ -52,6 +82,8 @@ struct Cell {
   std::vector<std::uint64_t> batch_size_histogram;
   GeneratorLag generator;
   TelemetrySummary telemetry;
+  std::optional<ParitySummary> parity;          ///< M4b cells with batching active.
+  std::optional<ArmCompute> compute;            ///< Absent in reports written before it was recorded.
   bool interrupted = false;
   std::vector<std::string> warnings;
 

@@ -19,6 +19,8 @@ struct EncoderSpec {
   std::string device = "cpu";
   std::string module_path;        ///< A real exported module; empty = seeded proxy weights.
   int threads = 0;                ///< Intra-op threads; 0 = the library default.
+  /// Largest |batched - single| a float tensor may show for M4b parity (0 = bit-exact required).
+  double parity_tolerance = 0;
 };
 
 /// Parameters of the modelled synthesis engine (continuous batching, off the CPU), with their source.

@@ -10,6 +10,28 @@
 #include "profile/render/html_page.hpp"
 
 namespace refenc::profile::html {
+namespace {
+
+/// The compute a cell's encodes got, e.g. "2 encodes (2 batch workers), 1 intra-op".
+std::string compute_cell(const Cell& c) {
+  if (!c.compute) return "";
+  const ArmCompute& a = *c.compute;
+  return fmt::format("{} encodes{}, {} intra-op, {}", a.encode_threads,
+                     a.batch_workers ? fmt::format(" ({} batch workers)", a.batch_workers) : "",
+                     a.intra_op_threads ? std::to_string(a.intra_op_threads) : "?", a.device);
+}
+
+/// A cell's parity: "6/6 identical", "1 of 6 differ", or empty for M4a.
+std::string parity_cell(const Cell& c) {
+  if (!c.parity) return "";
+  const ParitySummary& p = *c.parity;
+  if (p.checked == 0) return p.batched ? fmt::format("0 of {} batched checked", p.batched) : "no batched requests";
+  if (!p.holds()) return fmt::format("{} of {} differ from single encodes", p.mismatched + p.errors, p.checked);
+  return fmt::format("{}/{} identical{}", p.identical, p.checked,
+                     p.within_tolerance ? fmt::format(", {} within {:.3g}", p.within_tolerance, p.tolerance) : "");
+}
+
+}  // namespace
 
 std::string cells_table(const RunRecord& run) {
   std::ostringstream os;
@@ -25,7 +47,7 @@ std::string cells_table(const RunRecord& run) {
   os << "<div class=\"tw\"><table><thead><tr><th>cell</th><th class=\"n\">requests</th><th "
         "class=\"n\">errors</th><th class=\"n\">wall s</th><th class=\"n\">req/s</th><th class=\"n\">audio s/s "
         "(modelled)</th><th class=\"n\">encode p50 / p95 ms</th><th class=\"n\">TTFA p95 ms</th><th "
-        "class=\"n\">E2E p50 / p95 ms</th></tr></thead><tbody>\n";
+        "class=\"n\">E2E p50 / p95 ms</th><th>compute</th><th>parity (M4b)</th></tr></thead><tbody>\n";
   std::vector<std::pair<std::string, std::string>> cell_warnings;
   for (const Cell& c : run.cells) {
     std::string id = c.key.id();
@@ -36,7 +58,9 @@ std::string cells_table(const RunRecord& run) {
        << "</td><td class=\"n\">" << fixed(c.audio_seconds_per_s, 2) << "</td><td class=\"n\">"
        << ms(c.stage(Stage::encode).p50) << " / " << ms(c.stage(Stage::encode).p95) << "</td><td class=\"n\">"
        << ms(c.stage(Stage::ttfa).p95) << "</td><td class=\"n\" data-key=\"e2e." << e(id) << "\">"
-       << ms(c.stage(Stage::e2e).p50) << " / " << ms(c.stage(Stage::e2e).p95) << "</td></tr>\n";
+       << ms(c.stage(Stage::e2e).p50) << " / " << ms(c.stage(Stage::e2e).p95) << "</td><td>" << e(compute_cell(c))
+       << "</td><td" << (c.parity && !c.parity->holds() ? " class=\"bad\"" : "") << " data-key=\"parity." << e(id)
+       << "\">" << e(parity_cell(c)) << "</td></tr>\n";
     for (const std::string& w : c.warnings)
       if (!common.count(w)) cell_warnings.emplace_back(id, w);
   }

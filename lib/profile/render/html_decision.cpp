@@ -84,6 +84,8 @@ std::string decision_section(const RunRecord& run) {
          << e(m.model) << "\">" << e(m.evidence_grade) << "</span></div>\n";
       if (m.levels.empty()) os << "<p class=\"reason\">" << e(m.reason) << "</p>\n";
       else os << level_rows(m) << evidence_chart(m, spec);
+      if (!m.parity.empty())
+        os << "<p class=\"reason\" data-key=\"parity." << e(m.model) << "\">" << e(m.parity) << "</p>\n";
       os << "</div>\n";
     }
   }

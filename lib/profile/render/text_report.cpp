@@ -60,6 +60,28 @@ std::string summary_markdown(const RunRecord& run) {
     os << "\nSkipped:\n";
     for (const SkippedArm& s : run.skipped) os << "- " << s.model << " " << to_string(s.arm) << ": " << s.reason << "\n";
   }
+  bool compute_header = false;
+  for (const Cell& c : run.cells) {
+    if (!c.compute || c.key.repeat != 0 || c.key.phase != Phase::cold) continue;
+    if (!compute_header) os << "\nCompute per arm (cold cells; warm cells alike):\n";
+    compute_header = true;
+    const ArmCompute& a = *c.compute;
+    os << fmt::format("- {}: {} encodes at once{}, {} intra-op threads, {}\n", c.key.id(), a.encode_threads,
+                      a.batch_workers ? fmt::format(" ({} batch workers)", a.batch_workers) : "",
+                      a.intra_op_threads ? std::to_string(a.intra_op_threads) : "unknown", a.device);
+  }
+  bool parity_header = false;
+  for (const Cell& c : run.cells) {
+    if (!c.parity) continue;
+    if (!parity_header) os << "\nParity of batched artifacts with single encodes (M4b):\n";
+    parity_header = true;
+    const ParitySummary& p = *c.parity;
+    os << fmt::format("- {}: {} of {} batched checked{}: {} identical, {} within tolerance {:.3g}, {} mismatched, "
+                      "{} failed checks; max abs diff {:.3g}, {} integer elements differ\n",
+                      c.key.id(), p.checked, p.batched, p.sample ? fmt::format(" (sample of at most {})", p.sample) : "",
+                      p.identical, p.within_tolerance, p.tolerance, p.mismatched, p.errors, p.max_abs_diff,
+                      p.mismatched_codes);
+  }
   bool any = false;
   for (const Cell& c : run.cells)
     for (const std::string& w : c.warnings) {
@@ -90,6 +112,7 @@ std::string format_gate(const GateReport& gate) {
     } else {
       os << "      " << m.reason << '\n';
     }
+    if (!m.parity.empty()) os << "      " << m.parity << '\n';
   }
   os << "  exit code " << gate.exit_code << '\n';
   return os.str();

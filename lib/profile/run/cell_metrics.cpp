@@ -1,5 +1,8 @@
 #include "profile/run/cell_metrics.hpp"
 
+#include <algorithm>
+#include <map>
+
 #include "profile/stats/percentile.hpp"
 
 namespace refenc::profile {
@@ -47,6 +50,43 @@ Cell make_cell(const CellKey& key, const RunResult& run, const ServiceStats& del
   gpu.energy_per_encode_j = !gpu.energy_method.empty() && gpu.encodes > 0 ? gpu.energy_j / gpu.encodes : 0.0;
   c.interrupted = run.interrupted;
   return c;
+}
+
+ParitySummary record_parity(const std::vector<ParityCheck>& checks, std::vector<RequestRecord>& records,
+                            double tolerance, std::size_t sample) {
+  ParitySummary p;
+  p.tolerance = tolerance;
+  p.sample = sample;
+  std::map<std::size_t, RequestRecord*> by_index;
+  for (RequestRecord& r : records) {
+    by_index[r.index] = &r;
+    if (r.batch_size > 0 && r.ok()) ++p.batched;
+  }
+  for (const ParityCheck& c : checks) {
+    auto it = by_index.find(c.index);
+    if (it == by_index.end()) continue;  // a warmup request, outside the measured set
+    RequestRecord& r = *it->second;
+    ++p.checked;
+    r.parity_mismatched_codes = c.parity.mismatched_codes;
+    r.parity_max_abs_diff = c.parity.max_abs_diff;
+    r.parity_error = c.error;
+    p.mismatched_codes += c.parity.mismatched_codes;
+    p.max_abs_diff = std::max(p.max_abs_diff, c.parity.max_abs_diff);
+    if (!c.error.empty()) {
+      r.parity = "error";
+      ++p.errors;
+    } else if (c.parity.identical) {
+      r.parity = "identical";
+      ++p.identical;
+    } else if (c.parity.mismatched_codes == 0 && c.parity.max_abs_diff <= tolerance) {
+      r.parity = "within_tolerance";
+      ++p.within_tolerance;
+    } else {
+      r.parity = "mismatched";
+      ++p.mismatched;
+    }
+  }
+  return p;
 }
 
 }  // namespace refenc::profile

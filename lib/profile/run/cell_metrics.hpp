@@ -9,6 +9,7 @@
 //   Cell cell = make_cell({"fish-s2-pro", Arm::m4a, Phase::cold, 8, 0}, run, after.minus(before), telemetry,
 //                         /*open_loop=*/false, /*batching_active=*/false);
 //   double p95 = cell.stage(Stage::e2e).p95;
+//   cell.parity = record_parity(handle->check_parity(), run.records, /*tolerance=*/0, /*sample=*/0);
 #pragma once
 
 #include "core/service_stats.hpp"
@@ -26,5 +27,11 @@ std::uint64_t encodes_performed(const ServiceStats& delta);
 /// The record of a finished cell (schema: reports/report.schema.json, "cells" items).
 Cell make_cell(const CellKey& key, const RunResult& run, const ServiceStats& delta, const TelemetrySummary& telemetry,
                bool open_loop, bool batching_active);
+
+/// Writes each parity check onto its request (by WorkItem index) in `records`, judged against
+/// `tolerance` (the largest float difference allowed), and summarises them; `sample` is the most
+/// checks the cell asked for (0 = all), recorded as such.
+ParitySummary record_parity(const std::vector<ParityCheck>& checks, std::vector<RequestRecord>& records,
+                            double tolerance, std::size_t sample);
 
 }  // namespace refenc::profile

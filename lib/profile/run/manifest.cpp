@@ -116,6 +116,18 @@ int Manifest::measured_references() const {
   return n;
 }
 
+int Manifest::available_references() const {
+  return references.variants > 0 ? references.variants : static_cast<int>(references.clips.size());
+}
+
+int Manifest::warmup_references() const {
+  if (references.warmup != warmup_concurrency) return references.warmup;
+  int largest = 0;
+  for (const PhaseSpec& ph : phases)
+    for (int c : ph.concurrency) largest = std::max(largest, c);
+  return std::max(0, std::min(largest, available_references() - measured_references()));
+}
+
 Manifest parse_manifest(const json& j, const std::string& path) {
   Reader r(path);
   r.object(j, "", {"schema_version", "name", "description", "seed", "models", "references", "texts", "phases",
@@ -142,7 +154,7 @@ Manifest parse_manifest(const json& j, const std::string& path) {
     if (!names.insert(ms.name).second) r.fail(Reader::key(w, "name"), "duplicate model '" + ms.name + "'");
     if (const json* e = r.find(mj, "encoder")) {
       std::string we = Reader::key(w, "encoder");
-      r.object(*e, we, {"scale", "dtype", "device", "module", "threads"});
+      r.object(*e, we, {"scale", "dtype", "device", "module", "threads", "parity_tolerance"});
       ms.encoder.scale = r.str(*e, we, "scale", ms.encoder.scale, true);
       ms.encoder.dtype = r.str(*e, we, "dtype", ms.encoder.dtype, true);
       if (ms.encoder.dtype != "float32" && ms.encoder.dtype != "float16" && ms.encoder.dtype != "bfloat16")
@@ -150,6 +162,7 @@ Manifest parse_manifest(const json& j, const std::string& path) {
       ms.encoder.device = r.str(*e, we, "device", ms.encoder.device, true);
       ms.encoder.module_path = r.str(*e, we, "module", "");
       ms.encoder.threads = static_cast<int>(r.integer(*e, we, "threads", ms.encoder.threads, 0, 1024));
+      ms.encoder.parity_tolerance = r.num(*e, we, "parity_tolerance", 0, 0, 1e9);
     }
     const json* s = r.find(mj, "synthesis");
     if (!s) r.fail(Reader::key(w, "synthesis"), "required");
@@ -231,7 +244,8 @@ Manifest parse_manifest(const json& j, const std::string& path) {
   for (std::size_t i = 0; i < arms->size(); ++i) {
     std::string w = Reader::idx("arms", i);
     const json& aj = (*arms)[i];
-    r.object(aj, w, {"name", "max_batch_size", "max_batch_wait_ms"});
+    r.object(aj, w, {"name", "max_batch_size", "max_batch_wait_ms", "cache_batched", "parity_sample", "batch_workers",
+                     "group_by_length"});
     ArmSpec a;
     std::string name = r.str(aj, w, "name", std::nullopt);
     if (name != "m4a" && name != "m4b") r.fail(Reader::key(w, "name"), "must be m4a or m4b (got '" + name + "')");
@@ -240,7 +254,25 @@ Manifest parse_manifest(const json& j, const std::string& path) {
     if (a.arm == Arm::m4b) {
       a.max_batch_size = static_cast<int>(r.integer(aj, w, "max_batch_size", default_m4b_max_batch_size, 2, 256));
       a.max_batch_wait_ms = r.num(aj, w, "max_batch_wait_ms", default_m4b_max_batch_wait_ms, 0, 10000);
-    } else if (r.find(aj, "max_batch_size") || r.find(aj, "max_batch_wait_ms")) {
+      if (const json* cb = r.find(aj, "cache_batched")) {
+        if (!cb->is_boolean()) r.fail(Reader::key(w, "cache_batched"), "must be true or false");
+        a.cache_batched = cb->get<bool>();
+      }
+      a.batch_workers = static_cast<int>(r.integer(aj, w, "batch_workers", 0, 0, 1024));
+      if (const json* g = r.find(aj, "group_by_length")) {
+        if (g->is_string() && g->get<std::string>() == "exact") {
+          a.group_by_length.mode = BatchGrouping::Mode::exact;
+        } else if (g->is_number()) {
+          a.group_by_length.mode = BatchGrouping::Mode::max_padding_waste;
+          a.group_by_length.max_padding_waste = r.num_value(*g, Reader::key(w, "group_by_length"), 0, 1);
+        } else {
+          r.fail(Reader::key(w, "group_by_length"), "must be \"exact\" or a padded fraction in [0, 1]");
+        }
+      }
+      a.parity_sample = static_cast<int>(r.integer(aj, w, "parity_sample", default_parity_sample, 0, 1000000));
+    } else if (r.find(aj, "max_batch_size") || r.find(aj, "max_batch_wait_ms") || r.find(aj, "cache_batched") ||
+               r.find(aj, "parity_sample") || r.find(aj, "batch_workers") ||
+               r.find(aj, "group_by_length")) {
       r.fail(w, "m4a takes no batch options");
     }
     m.arms.push_back(a);
@@ -274,8 +306,9 @@ Manifest parse_manifest(const json& j, const std::string& path) {
     m.cache.max_bytes = static_cast<std::size_t>(r.integer(*c, "cache", "max_bytes", static_cast<std::int64_t>(m.cache.max_bytes), 1, 1LL << 50));
   }
 
-  int needed = m.measured_references() + m.references.warmup;
-  int available = m.references.variants > 0 ? m.references.variants : static_cast<int>(m.references.clips.size());
+  int needed = m.measured_references() +
+               (m.references.warmup == warmup_concurrency ? min_warmup_references : m.references.warmup);
+  int available = m.available_references();
   if (available < needed)
     r.fail(m.references.variants > 0 ? "references.variants" : "references.clips",
            "must provide at least " + std::to_string(needed) + " references (largest phase distinct + warmup), got " +

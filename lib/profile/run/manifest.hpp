@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/batch_coalescer.hpp"
 #include "profile/record/labels.hpp"
 #include "profile/record/workload_specs.hpp"
 
@@ -36,11 +37,17 @@ struct PhaseSpec {
 /// M4b's batching defaults when a manifest's m4b arm does not set them.
 inline constexpr int default_m4b_max_batch_size = 8;
 inline constexpr double default_m4b_max_batch_wait_ms = 4;
+/// Batched requests an M4b cell outside the cold phase compares with single encodes (cold: all).
+inline constexpr int default_parity_sample = 8;
 
 struct ArmSpec {
   Arm arm = Arm::m4a;
   int max_batch_size = 1;            ///< 1 for m4a; m4b: >= 2, default default_m4b_max_batch_size.
   double max_batch_wait_ms = 0;      ///< 0 for m4a; m4b: >= 0, default default_m4b_max_batch_wait_ms.
+  bool cache_batched = true;         ///< m4b: false = batched artifacts answer callers but are not cached.
+  int batch_workers = 0;             ///< m4b: batch worker threads; 0 = matched (matched_batch_workers).
+  BatchGrouping group_by_length;     ///< m4b: "exact", or a number = the largest padded fraction of a batch.
+  int parity_sample = default_parity_sample;  ///< m4b: parity checks per non-cold cell (cold: every one).
 };
 
 struct ArrivalSpec {
@@ -48,11 +55,19 @@ struct ArrivalSpec {
   double rate_per_s = 0;             ///< Open loop: Poisson arrival rate (> 0).
 };
 
+/// ReferenceSpec::warmup's default: warm each cell up with as many requests as its concurrency.
+inline constexpr int warmup_concurrency = -1;
+/// References the set must hold beyond the measured ones when warmup is warmup_concurrency.
+inline constexpr int min_warmup_references = 2;
+
 struct ReferenceSpec {
   std::vector<std::string> clips;    ///< Clip paths, resolved against the manifest's folder.
   int variants = 0;                  ///< Distinct derived variants (0 = the clips themselves).
   double variant_gain_db = 0.5;      ///< Largest seeded gain change of a variant.
-  int warmup = 2;                    ///< Warmup requests per cell, from references outside the measured set.
+  /// Warmup requests per cell, from references outside the measured set; warmup_concurrency (the
+  /// default): as many as the cell's concurrency, over as many distinct references as the set holds
+  /// beyond the measured ones.
+  int warmup = warmup_concurrency;
 };
 
 struct CacheSpec {
@@ -78,6 +93,13 @@ struct Manifest {
 
   /// Measured references needed: the largest `distinct` of any phase.
   int measured_references() const;
+  /// References the set holds (variants, or the clips themselves).
+  int available_references() const;
+  /// Distinct warmup references: `warmup` when set, else up to the largest concurrency, as many as the
+  /// set holds beyond the measured ones.
+  int warmup_references() const;
+  /// Warmup requests of a cell at `concurrency`.
+  int warmup_requests(int concurrency) const { return references.warmup == warmup_concurrency ? concurrency : references.warmup; }
 };
 
 /// Parses and validates a manifest. `path` names it in errors and resolves clip paths.

@@ -9,13 +9,20 @@
 //   RequestTrace t;
 //   handle->encode(item, t);      // throws on failure; t is filled by the service
 //   std::uint64_t misses = handle->stats().misses;
+//   handle->keep_batched(8);                       // parity: keep up to 8 batched artifacts ...
+//   std::vector<ParityCheck> checks = handle->check_parity();   // ... and compare with single encodes
 #pragma once
 
+#include <cstddef>
 #include <functional>
+#include <limits>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "core/reference_encode_hook.hpp"
 #include "core/request_trace.hpp"
 #include "core/service_stats.hpp"
 #include "profile/record/run_record.hpp"
@@ -32,6 +39,13 @@ struct WorkItem {
   std::string ref_text;  ///< Transcript of the reference (encoders that read it key on it).
 };
 
+/// A batched artifact compared with a single encode of the same request.
+struct ParityCheck {
+  std::size_t index = 0;   ///< WorkItem::index of the request.
+  ArtifactParity parity;
+  std::string error;       ///< Set when the single encode or the comparison threw.
+};
+
 /// One service under test.
 class ServiceHandle {
  public:
@@ -41,6 +55,12 @@ class ServiceHandle {
   virtual ServiceStats stats() const = 0;
   /// True when M4b batching is active in this service.
   virtual bool batching() const = 0;
+  /// From now on, keeps the request and artifact of up to `limit` encode calls whose artifact a batch
+  /// produced (0: keep none), for check_parity.
+  virtual void keep_batched(std::size_t limit) { (void)limit; }
+  /// Encodes each kept request alone through the hook (outside the service: nothing is cached or
+  /// counted), compares it with the kept artifact, and forgets the kept ones.
+  virtual std::vector<ParityCheck> check_parity() { return {}; }
 };
 
 class ModelBackend {
@@ -54,6 +74,8 @@ class ModelBackend {
   /// disk (second) tier rooted there; services made over the same root share it.
   virtual std::unique_ptr<ServiceHandle> make_service(const ArmSpec& arm, const CacheSpec& cache,
                                                       const std::string& tier_root) = 0;
+  /// The encoder library's intra-op threads as the encodes use them now (0 = unknown).
+  virtual int intra_op_threads() const { return 0; }
 };
 
 /// Makes the backend of a manifest's model; throws Error(config) for an unknown model.
@@ -67,14 +89,53 @@ std::unique_ptr<ServiceHandle> make_service_handle(std::shared_ptr<Service> serv
     Handle(std::shared_ptr<Service> s, ToRaw f) : service_(std::move(s)), to_raw_(std::move(f)) {}
     void encode(const WorkItem& item, RequestTrace& trace) override {
       auto raw = to_raw_(item);
-      (void)service_->get_or_encode(raw, item.reference ? item.reference->id : std::string(), &trace);
+      auto out = service_->get_or_encode(raw, item.reference ? item.reference->id : std::string(), &trace);
+      if (trace.batch_size > 0) {
+        std::lock_guard lock(mutex_);
+        if (kept_.size() < limit_) kept_.push_back({item.index, std::move(raw), std::move(out)});
+      }
     }
     ServiceStats stats() const override { return service_->stats(); }
     bool batching() const override { return service_->batching(); }
+    void keep_batched(std::size_t limit) override {
+      std::lock_guard lock(mutex_);
+      limit_ = limit;
+    }
+    std::vector<ParityCheck> check_parity() override {
+      std::vector<Kept> kept;
+      {
+        std::lock_guard lock(mutex_);
+        kept.swap(kept_);
+      }
+      auto& hook = service_->hook();
+      std::vector<ParityCheck> out;
+      for (const Kept& k : kept) {
+        ParityCheck c{k.index, {}, {}};
+        try {
+          auto single = hook.load_artifact(hook.store_artifact(hook.encode_one(hook.normalize_input(k.raw))));
+          c.parity = hook.compare_artifacts(k.artifact, single);
+        } catch (const std::exception& e) {
+          c.parity.identical = false;
+          c.error = e.what();
+        }
+        out.push_back(std::move(c));
+      }
+      return out;
+    }
 
    private:
+    using Raw = std::decay_t<decltype(std::declval<ToRaw&>()(std::declval<const WorkItem&>()))>;
+    using Artifact = std::decay_t<decltype(std::declval<Service&>().get_or_encode(std::declval<const Raw&>()))>;
+    struct Kept {
+      std::size_t index;
+      Raw raw;
+      Artifact artifact;
+    };
     std::shared_ptr<Service> service_;
     ToRaw to_raw_;
+    std::mutex mutex_;
+    std::size_t limit_ = 0;
+    std::vector<Kept> kept_;
   };
   return std::make_unique<Handle>(std::move(service), std::move(to_raw));
 }

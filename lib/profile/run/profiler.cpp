@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -98,6 +100,11 @@ Eligibility eligibility(const ModelEntry& info) {
   return {true, note.empty() ? "hook can encode a batch of different keys" : note};
 }
 
+int matched_batch_workers(int concurrency, const std::string& device, unsigned cores) {
+  if (device.rfind("cuda", 0) == 0) return 1;
+  return std::max(1, std::min(concurrency, static_cast<int>(std::max(1u, cores))));
+}
+
 ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factory, const ProfileOptions& options) {
   if (options.out_dir.empty()) throw Error(ErrorKind::config, "profile needs an output folder");
   ProfileResult result;
@@ -165,33 +172,41 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
       for (int i = 0; i < phase.requests; ++i)
         items[static_cast<std::size_t>(i)] = work_item(static_cast<std::size_t>(i), static_cast<std::size_t>(i % phase.distinct));
       std::vector<WorkItem> distinct(items.begin(), items.begin() + phase.distinct);
-      std::vector<WorkItem> warmup;
-      for (int w = 0; w < manifest.references.warmup; ++w)
-        warmup.push_back(work_item(static_cast<std::size_t>(w), static_cast<std::size_t>(measured + w)));
+      const int warmup_refs = manifest.warmup_references();
 
       for (int conc : phase.concurrency) {
         for (int rep = 0; rep < manifest.repeats; ++rep) {
           for (const ArmSpec& arm : arms) {
             if (stopped()) break;
             CellKey key{spec.name, arm.arm, phase.kind, conc, rep};
+            ArmSpec cell_arm = arm;
+            if (arm.arm == Arm::m4b && arm.batch_workers == 0)
+              cell_arm.batch_workers = matched_batch_workers(conc, spec.encoder.device, run.context.cores);
             progress.cell(key.id(), ++cell_index, total_cells);
             std::unique_ptr<TempDir> tier_dir;
             std::unique_ptr<ServiceHandle> service;
             RunOptions setup{.concurrency = conc, .stop = options.stop};
             if (phase.kind == Phase::warm_disk) {
               tier_dir = std::make_unique<TempDir>(options.tmp_root);
-              auto writer = backend->make_service(arm, manifest.cache, tier_dir->path);
+              auto writer = backend->make_service(cell_arm, manifest.cache, tier_dir->path);
               run_requests(*writer, distinct, setup, nullptr, info.frame_rate);
               writer.reset();
-              service = backend->make_service(arm, manifest.cache, tier_dir->path);
+              service = backend->make_service(cell_arm, manifest.cache, tier_dir->path);
             } else {
-              service = backend->make_service(arm, manifest.cache, "");
+              service = backend->make_service(cell_arm, manifest.cache, "");
               if (phase.kind == Phase::warm) run_requests(*service, distinct, setup, nullptr, info.frame_rate);
             }
+            std::vector<WorkItem> warmup;
+            for (int w = 0; warmup_refs > 0 && w < manifest.warmup_requests(conc); ++w)
+              warmup.push_back(work_item(static_cast<std::size_t>(w), static_cast<std::size_t>(measured + w % warmup_refs)));
             if (!warmup.empty()) {
               RunOptions wo{.concurrency = std::min<int>(conc, static_cast<int>(warmup.size())), .stop = options.stop};
               run_requests(*service, warmup, wo, nullptr, info.frame_rate);
             }
+            // Parity: every batched artifact of a cold cell, a sample elsewhere; checked after the timed window.
+            const std::size_t parity_sample =
+                phase.kind == Phase::cold || arm.parity_sample == 0 ? 0 : static_cast<std::size_t>(arm.parity_sample);
+            if (service->batching()) service->keep_batched(parity_sample == 0 ? SIZE_MAX : parity_sample);
             SynthesisModel synth(spec.synthesis, options.sleep_synthesis);
             RunOptions ro{.concurrency = conc,
                           .open_loop = manifest.arrivals.open_loop,
@@ -205,9 +220,20 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
             TelemetrySummary tel = telemetry.stop();
             ServiceStats delta = service->stats().minus(before);
             bool batching = service->batching();
+            std::optional<ParitySummary> parity;
+            if (batching)
+              parity = record_parity(service->check_parity(), cell_run.records, spec.encoder.parity_tolerance, parity_sample);
             service.reset();
             if (cell_run.records.empty() && stopped()) break;
             run.cells.push_back(make_cell(key, cell_run, delta, tel, manifest.arrivals.open_loop, batching));
+            run.cells.back().parity = parity;
+            run.cells.back().compute = ArmCompute{arm.arm == Arm::m4b ? cell_arm.batch_workers : conc,
+                                                  arm.arm == Arm::m4b ? cell_arm.batch_workers : 0,
+                                                  backend->intra_op_threads(), spec.encoder.device};
+            if (parity && !parity->holds())
+              run.cells.back().warnings.push_back(fmt::format(
+                  "parity: {} of {} checked batched artifacts differ from a single encode of the same request",
+                  parity->mismatched + parity->errors, parity->checked));
             run.requests[key.id()] = std::move(cell_run.records);
           }
         }

@@ -4,8 +4,9 @@
 // slow drift of the machine hits both arms alike. Per cell: a fresh service (cold: empty tiers;
 // warm: the measured references encoded first, untimed; warm-disk: a disk tier in a temp folder
 // populated by one service, measured through a new service over it); warmup requests from references
-// outside the measured set; stats snapshot; the measured requests (runner + modelled synthesis);
-// stats delta and CPU/GPU telemetry. When `stop` turns true the current cell ends early and a partial
+// outside the measured set (by default as many as the cell's concurrency); stats snapshot; the
+// measured requests (runner + modelled synthesis); stats delta and CPU/GPU telemetry; for M4b, the
+// parity check of the batched artifacts against single encodes, after the timed window. When `stop` turns true the current cell ends early and a partial
 // report marked "interrupted" is written.
 //
 //   ProfileOptions o{.out_dir = "runs/x"};
@@ -45,6 +46,10 @@ struct ProfileResult {
 /// Whether a model may get the M4b arm, and why.
 /// `info.eligibility.reason` is the backend's batching note; a default reason when it is empty.
 Eligibility eligibility(const ModelEntry& info);
+
+/// M4b's batch workers when the manifest leaves them at 0 (matched compute): on a GPU device one (one
+/// stream), on the CPU as many as the encodes M4a runs at once at `concurrency`, at most `cores`.
+int matched_batch_workers(int concurrency, const std::string& device, unsigned cores);
 
 /// Runs every cell of `manifest`, evaluates the gate and writes the run folder to options.out_dir.
 ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factory, const ProfileOptions& options);

@@ -29,6 +29,15 @@ std::set<int> cold_levels(const RunRecord& run, const std::string& model) {
   return levels;
 }
 
+/// True when some batch of the group's cells held more than one request (cache counters).
+bool batched_more_than_one(const CellGroup& g) {
+  for (const Cell* c : g.cells) {
+    auto batches = c->cache.find("batches"), items = c->cache.find("batched_items");
+    if (batches != c->cache.end() && items != c->cache.end() && items->second > batches->second) return true;
+  }
+  return false;
+}
+
 LevelResult judge_level(const std::string& model, int c, const CellGroup& a, const CellGroup& b, const GateOptions& options) {
   const GateSpec& spec = options.spec;
   LevelResult l;
@@ -55,6 +64,12 @@ LevelResult judge_level(const std::string& model, int c, const CellGroup& a, con
     l.reason = fmt::format("c{}: reference encode is not the top stage of cold M4a E2E ({} is: {:.0f}% vs encode {:.0f}%)", c,
                            l.top_stage == Stage::synthesis_end ? "synthesis" : "preprocessing", 100 * top_share,
                            100 * l.shares_m4a.encode);
+  } else if ((lat.lo >= spec.latency_reduction || tput.lo >= spec.throughput_gain) && !batched_more_than_one(b)) {
+    l.outcome = Verdict::inconclusive;
+    l.reason = fmt::format("c{}: M4b clears a threshold (p95 reduction {:.1f}% [{:.1f}, {:.1f}], throughput gain {:.1f}% "
+                           "[{:.1f}, {:.1f}]) but no M4b batch held more than one request: the difference is how "
+                           "many encodes run at once, not batching", c, 100 * lat.point, 100 * lat.lo, 100 * lat.hi,
+                           100 * tput.point, 100 * tput.lo, 100 * tput.hi);
   } else if (lat.lo >= spec.latency_reduction || tput.lo >= spec.throughput_gain) {
     l.outcome = Verdict::go;
     l.reason = fmt::format("c{}: M4b p95 E2E reduction {:.1f}% [{:.1f}, {:.1f}], throughput gain {:.1f}% [{:.1f}, {:.1f}]: "
@@ -71,6 +86,45 @@ LevelResult judge_level(const std::string& model, int c, const CellGroup& a, con
                            c, 100 * lat.point, 100 * spec.latency_reduction, 100 * tput.point, 100 * spec.throughput_gain);
   }
   return l;
+}
+
+/// The parity condition over `model`'s M4b cells: the verdict it allows (GO when it holds) and its line.
+std::pair<Verdict, std::string> judge_parity(const RunRecord& run, const std::string& model) {
+  ParitySummary total;
+  std::vector<std::string> bad, unchecked;
+  for (const Cell& c : run.cells) {
+    if (c.key.model != model || c.key.arm != Arm::m4b) continue;
+    auto batched = c.cache.find("batched_items");
+    if (!c.parity) {
+      if (batched != c.cache.end() && batched->second > 0) unchecked.push_back(c.key.id());
+      continue;
+    }
+    const ParitySummary& p = *c.parity;
+    total.checked += p.checked;
+    total.batched += p.batched;
+    total.identical += p.identical;
+    total.within_tolerance += p.within_tolerance;
+    total.mismatched += p.mismatched;
+    total.errors += p.errors;
+    total.mismatched_codes += p.mismatched_codes;
+    total.max_abs_diff = std::max(total.max_abs_diff, p.max_abs_diff);
+    total.tolerance = p.tolerance;
+    if (!p.holds()) bad.push_back(c.key.id());
+    else if (p.checked == 0 && p.batched > 0) unchecked.push_back(c.key.id());
+  }
+  if (!bad.empty())
+    return {Verdict::no_go,
+            fmt::format("parity fails: {} of {} checked batched artifacts differ from a single encode of the same "
+                        "request ({} failed checks; {} integer elements differ; max abs diff {:.3g}, tolerance {:.3g}) "
+                        "in {}: batching would cache artifacts a single encode does not produce",
+                        total.mismatched + total.errors, total.checked, total.errors, total.mismatched_codes,
+                        total.max_abs_diff, total.tolerance, join(bad, ", "))};
+  if (!unchecked.empty())
+    return {Verdict::inconclusive, fmt::format("parity not checked for batched requests in {}", join(unchecked, ", "))};
+  if (total.checked == 0) return {Verdict::go, "parity: no batched artifact to check"};
+  return {Verdict::go, fmt::format("parity holds: {} checked batched artifacts ({} identical, {} within tolerance {:.3g}; "
+                                   "max abs diff {:.3g})", total.checked, total.identical, total.within_tolerance,
+                                   total.tolerance, total.max_abs_diff)};
 }
 
 }  // namespace
@@ -118,6 +172,11 @@ GateReport evaluate_gate(const RunRecord& run, const GateOptions& options) {
       else if (l.outcome == Verdict::inconclusive && out.verdict == Verdict::go) out.verdict = Verdict::inconclusive;
       out.levels.push_back(std::move(l));
     }
+    auto [parity_verdict, parity_line] = judge_parity(run, m.name);
+    out.parity = parity_line;
+    if (parity_verdict == Verdict::no_go) out.verdict = Verdict::no_go;
+    else if (parity_verdict == Verdict::inconclusive && out.verdict == Verdict::go) out.verdict = Verdict::inconclusive;
+    if (parity_verdict != Verdict::go) reasons.insert(reasons.begin(), parity_line);
     out.reason = join(reasons, "; ");
     if (verdict_rank(out.verdict) > verdict_rank(worst)) worst = out.verdict;
     result.models.push_back(std::move(out));

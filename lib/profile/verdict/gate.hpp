@@ -12,8 +12,13 @@
 //      (b) M4b vs M4a: p95 E2E reduction r = 1 - p95(m4b) / p95(m4a), throughput gain
 //          g = tput(m4b) / tput(m4a) - 1, each with a seeded percentile-bootstrap interval
 //          (stats/throughput.hpp for g). GO when lo(r) >= latency threshold or lo(g) >= throughput
-//          threshold; INCONCLUSIVE when only a point estimate clears its threshold; NO-GO otherwise.
-//   The model's verdict is the worst over concurrencies (NO-GO < INCONCLUSIVE < GO).
+//          threshold and some M4b batch held more than one request (else INCONCLUSIVE: the gain is
+//          not batching); INCONCLUSIVE when only a point estimate clears its threshold; NO-GO otherwise.
+//   The model's verdict is the worst over concurrencies (NO-GO < INCONCLUSIVE < GO);
+//   4. parity: every M4b cell (any phase) whose batches encoded requests must carry a parity check, and
+//      every checked batched artifact must equal the single encode of the same request (integers
+//      exactly, floats within the model's encoder.parity_tolerance): a mismatch or a failed check is
+//      NO-GO; batched requests with no check at all cap the verdict at INCONCLUSIVE.
 // Every verdict carries the evidence grade ("proxy scale tiny" or "real module ...").
 //
 // Exit codes (labels.hpp): 0 every model GO or NOT_APPLICABLE; 10 some NO-GO; 11 some INCONCLUSIVE;
