@@ -56,7 +56,7 @@ json cell_to_json(const Cell& c) {
   for (const auto& [name, n] : c.outcomes) outcomes[name] = n;
   json cache = json::object();
   for (const auto& [name, v] : c.cache) cache[name] = v;
-  return json{{"id", c.key.id()},
+  json j{{"id", c.key.id()},
               {"model", c.key.model},
               {"arm", to_string(c.key.arm)},
               {"phase", to_string(c.key.phase)},
@@ -77,6 +77,16 @@ json cell_to_json(const Cell& c) {
               {"telemetry", to_json(c.telemetry)},
               {"interrupted", c.interrupted},
               {"warnings", c.warnings}};
+  if (c.reuse) {
+    const CacheReuse& r = *c.reuse;
+    json points = json::array();
+    for (const auto& [bytes, hit] : r.points) points.push_back({{"max_bytes", bytes}, {"hit_ratio", hit}});
+    j["hit_ratio"] = r.hit_ratio();
+    j["mrc"] = {{"requests", r.requests}, {"hits", r.hits}, {"distinct", r.distinct},
+                {"working_set_bytes", r.working_set_bytes}, {"max_bytes", r.max_bytes}, {"max_items", r.max_items},
+                {"predicted_hit_ratio", r.predicted_hit_ratio}, {"points", points}};
+  }
+  return j;
 }
 
 Cell cell_from_json(const JsonFields& in, const json& j, const std::string& w) {
@@ -125,6 +135,25 @@ Cell cell_from_json(const JsonFields& in, const json& j, const std::string& w) {
   const json& warnings = in.arr(j, w, "warnings");
   for (std::size_t i = 0; i < warnings.size(); ++i)
     c.warnings.push_back(warnings[i].is_string() ? warnings[i].get<std::string>() : warnings[i].dump());
+  if (const json* m = in.find(j, "mrc")) {
+    const std::string wm = JsonFields::key(w, "mrc");
+    CacheReuse r;
+    r.requests = static_cast<std::size_t>(in.integer(*m, wm, "requests"));
+    r.hits = static_cast<std::size_t>(in.integer(*m, wm, "hits"));
+    r.distinct = static_cast<std::size_t>(in.integer(*m, wm, "distinct"));
+    r.working_set_bytes = static_cast<std::uint64_t>(in.integer(*m, wm, "working_set_bytes"));
+    r.max_bytes = static_cast<std::uint64_t>(in.integer(*m, wm, "max_bytes"));
+    r.max_items = static_cast<std::uint64_t>(in.integer(*m, wm, "max_items"));
+    r.predicted_hit_ratio = in.num(*m, wm, "predicted_hit_ratio");
+    const std::string wp = JsonFields::key(wm, "points");
+    const json& points = in.arr(*m, wm, "points");
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const std::string wi = JsonFields::idx(wp, i);
+      r.points.emplace_back(static_cast<std::uint64_t>(in.integer(points[i], wi, "max_bytes", 0, true)),
+                            in.num(points[i], wi, "hit_ratio", 0, true));
+    }
+    c.reuse = r;
+  }
   return c;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ struct RequestRecord {
   std::string outcome;           ///< hit, disk_hit, encoded, merged, uncacheable, failed.
   int batch_size = 0;
   std::string error;             ///< Set when failed.
+  std::string key;               ///< The cache key's digest (empty: uncacheable, failed before keying, or an old run).
+  std::uint64_t stored_bytes = 0;  ///< Stored size of the artifact served (0 when none or unknown).
+  int worker = -1;               ///< The runner's worker (thread) that sent it, from 0; -1 when not recorded.
 
   bool ok() const { return outcome != "failed"; }
   /// The time of one stage, in seconds.

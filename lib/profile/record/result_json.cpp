@@ -177,6 +177,9 @@ json to_json(const RequestRecord& r) {
          {"ttfa_s", r.ttfa_s}, {"e2e_s", r.e2e_s}, {"audio_seconds", r.audio_seconds},
          {"outcome", r.outcome}, {"batch_size", r.batch_size}};
   if (!r.error.empty()) j["error"] = r.error;
+  if (!r.key.empty()) j["key"] = r.key;
+  if (r.stored_bytes > 0) j["stored_bytes"] = r.stored_bytes;
+  if (r.worker >= 0) j["worker"] = r.worker;
   return j;
 }
 
@@ -201,6 +204,9 @@ std::pair<std::string, RequestRecord> request_from_json(const json& j, const std
   r.outcome = in.str(j, "", "outcome", "", true);
   r.batch_size = static_cast<int>(in.integer(j, "", "batch_size"));
   r.error = in.str(j, "", "error");
+  r.key = in.str(j, "", "key");
+  r.stored_bytes = static_cast<std::uint64_t>(in.integer(j, "", "stored_bytes"));
+  r.worker = static_cast<int>(in.integer(j, "", "worker", -1));
   return {std::move(cell), std::move(r)};
 }
 

@@ -8,10 +8,12 @@
 //   Cell cell = make_cell({"fish-s2-pro", Arm::m4a, Phase::cold, 8, 0}, run, after.minus(before), telemetry,
 //                         /*open_loop=*/false, /*batching_active=*/false);
 //   double p95 = cell.stage(Stage::e2e).p95;
+//   add_cache_reuse(cell, run.records, CacheSpec{});   // cell.reuse: hit ratio and the miss-ratio curve
 #pragma once
 
 #include "core/service_stats.hpp"
 #include "profile/record/run_record.hpp"
+#include "profile/run/manifest.hpp"
 #include "profile/run/runner.hpp"
 
 namespace refenc::profile {
@@ -19,5 +21,11 @@ namespace refenc::profile {
 /// The record of a finished cell (schema: reports/report.schema.json, "cells" items).
 Cell make_cell(const CellKey& key, const RunResult& run, const ServiceStats& delta, const TelemetrySummary& telemetry,
                bool open_loop, bool batching_active);
+
+/// Sets `cell.reuse` from the cell's requests (in send order) and its memory-tier bounds: the measured
+/// hit ratio and the miss-ratio curve of the same trace at `points` byte bounds. Leaves it unset when
+/// no request carries a cache key.
+void add_cache_reuse(Cell& cell, const std::vector<RequestRecord>& requests, const CacheSpec& cache,
+                     std::size_t points = 16);
 
 }  // namespace refenc::profile

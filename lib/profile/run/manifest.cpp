@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/sha256.hpp"
+#include "profile/run/reference_schedule.hpp"
 
 namespace refenc::profile {
 namespace {
@@ -110,6 +111,12 @@ std::vector<int> concurrency_list(const Reader& r, const json& arr, const std::s
 
 }  // namespace
 
+int Manifest::never_seen_references() const {
+  int n = 0;
+  for (const auto& p : phases) n = std::max(n, never_seen_count(references, p));
+  return n;
+}
+
 int Manifest::measured_references() const {
   int n = 0;
   for (const auto& p : phases) n = std::max(n, p.distinct);
@@ -174,7 +181,7 @@ Manifest parse_manifest(const json& j, const std::string& path) {
   {
     const json* rj = r.find(j, "references");
     if (!rj) r.fail("references", "required");
-    r.object(*rj, "references", {"clips", "variants", "variant_gain_db", "warmup"});
+    r.object(*rj, "references", {"clips", "variants", "variant_gain_db", "warmup", "popularity", "never_seen_share"});
     const json& clips = r.array(*rj, "references", "clips", true);
     auto base = std::filesystem::path(path).parent_path();
     for (std::size_t i = 0; i < clips.size(); ++i) {
@@ -188,6 +195,12 @@ Manifest parse_manifest(const json& j, const std::string& path) {
     m.references.variants = static_cast<int>(r.integer(*rj, "references", "variants", m.references.variants, 0, 1000000));
     m.references.variant_gain_db = r.num(*rj, "references", "variant_gain_db", m.references.variant_gain_db, 0, 6, true);
     m.references.warmup = static_cast<int>(r.integer(*rj, "references", "warmup", m.references.warmup, 0, 1000));
+    if (const json* pop = r.find(*rj, "popularity")) {
+      r.object(*pop, "references.popularity", {"zipf"});
+      if (!r.find(*pop, "zipf")) r.fail("references.popularity.zipf", "required");
+      m.references.zipf = r.num(*pop, "references.popularity", "zipf", 0, 0, 10);
+    }
+    m.references.never_seen_share = r.num(*rj, "references", "never_seen_share", 0, 0, 1);
   }
 
   const json& texts = r.array(j, "", "texts", true);
@@ -274,11 +287,12 @@ Manifest parse_manifest(const json& j, const std::string& path) {
     m.cache.max_bytes = static_cast<std::size_t>(r.integer(*c, "cache", "max_bytes", static_cast<std::int64_t>(m.cache.max_bytes), 1, 1LL << 50));
   }
 
-  int needed = m.measured_references() + m.references.warmup;
+  int needed = m.measured_references() + m.references.warmup + m.never_seen_references();
   int available = m.references.variants > 0 ? m.references.variants : static_cast<int>(m.references.clips.size());
   if (available < needed)
     r.fail(m.references.variants > 0 ? "references.variants" : "references.clips",
-           "must provide at least " + std::to_string(needed) + " references (largest phase distinct + warmup), got " +
+           "must provide at least " + std::to_string(needed) +
+               " references (largest phase distinct + warmup + never-seen requests), got " +
                std::to_string(available));
   return m;
 }

@@ -53,6 +53,9 @@ struct ReferenceSpec {
   int variants = 0;                  ///< Distinct derived variants (0 = the clips themselves).
   double variant_gain_db = 0.5;      ///< Largest seeded gain change of a variant.
   int warmup = 2;                    ///< Warmup requests per cell, from references outside the measured set.
+  std::optional<double> zipf;        ///< Popularity: reference rank r (from 0) drawn with weight 1/(r+1)^s
+                                     ///< over the phase's `distinct`; absent: request j uses j mod distinct.
+  double never_seen_share = 0;       ///< Share (0..1) of a phase's requests sent with a fresh reference.
 };
 
 struct CacheSpec {
@@ -78,6 +81,8 @@ struct Manifest {
 
   /// Measured references needed: the largest `distinct` of any phase.
   int measured_references() const;
+  /// Never-seen references needed after the measured and warmup ones: the most any phase sends.
+  int never_seen_references() const;
 };
 
 /// Parses and validates a manifest. `path` names it in errors and resolves clip paths.

@@ -15,6 +15,7 @@
 #include "profile/record/run_folder.hpp"
 #include "profile/render/text_report.hpp"
 #include "profile/run/cell_metrics.hpp"
+#include "profile/run/reference_schedule.hpp"
 #include "profile/run/reference_set.hpp"
 #include "profile/run/run_context.hpp"
 #include "profile/run/runner.hpp"
@@ -161,10 +162,13 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
     }
 
     for (const PhaseSpec& phase : manifest.phases) {
-      std::vector<WorkItem> items(static_cast<std::size_t>(phase.requests));
-      for (int i = 0; i < phase.requests; ++i)
-        items[static_cast<std::size_t>(i)] = work_item(static_cast<std::size_t>(i), static_cast<std::size_t>(i % phase.distinct));
-      std::vector<WorkItem> distinct(items.begin(), items.begin() + phase.distinct);
+      const std::vector<std::size_t> schedule = reference_schedule(
+          manifest.references, phase, static_cast<std::size_t>(measured + manifest.references.warmup), manifest.seed);
+      std::vector<WorkItem> items(schedule.size());
+      for (std::size_t i = 0; i < schedule.size(); ++i) items[i] = work_item(i, schedule[i]);
+      std::vector<WorkItem> distinct;  // what a warm phase loads first: the phase's references
+      for (int i = 0; i < phase.distinct; ++i)
+        distinct.push_back(work_item(static_cast<std::size_t>(i), static_cast<std::size_t>(i)));
       std::vector<WorkItem> warmup;
       for (int w = 0; w < manifest.references.warmup; ++w)
         warmup.push_back(work_item(static_cast<std::size_t>(w), static_cast<std::size_t>(measured + w)));
@@ -208,6 +212,7 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
             service.reset();
             if (cell_run.records.empty() && stopped()) break;
             run.cells.push_back(make_cell(key, cell_run, delta, tel, manifest.arrivals.open_loop, batching));
+            add_cache_reuse(run.cells.back(), cell_run.records, manifest.cache);
             run.requests[key.id()] = std::move(cell_run.records);
           }
         }

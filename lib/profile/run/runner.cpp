@@ -45,7 +45,7 @@ RunResult run_requests(ServiceHandle& service, const std::vector<WorkItem>& item
 
   std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> done{0};
-  auto worker = [&] {
+  auto worker = [&](int worker_id) {
     for (;;) {
       if (options.stop && options.stop->load()) return;
       std::size_t i = next.fetch_add(1);
@@ -77,6 +77,9 @@ RunResult run_requests(ServiceHandle& service, const std::vector<WorkItem>& item
       rec.queue_s = std::max(0.0, secs(start - scheduled));
       rec.outcome = std::string(to_string(trace.outcome));
       rec.batch_size = trace.batch_size;
+      rec.worker = worker_id;
+      if (trace.key) rec.key = trace.key->digest();
+      rec.stored_bytes = trace.stored_bytes;
       if (trace.outcome != RequestOutcome::failed) {
         rec.preprocessing_s = secs(trace.normalized - trace.start) + secs(trace.keyed - trace.normalized);
         rec.encode_s = secs(trace.end - trace.keyed);
@@ -100,7 +103,7 @@ RunResult run_requests(ServiceHandle& service, const std::vector<WorkItem>& item
   };
   std::vector<std::thread> threads;
   int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(options.concurrency), std::max<std::size_t>(n, 1)));
-  for (int w = 0; w < workers; ++w) threads.emplace_back(worker);
+  for (int w = 0; w < workers; ++w) threads.emplace_back(worker, w);
   for (auto& t : threads) t.join();
 
   double first = -1, last = 0;
