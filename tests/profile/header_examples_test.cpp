@@ -12,7 +12,9 @@
 #include "profile/record/record_json.hpp"
 #include "profile/record/run_folder.hpp"
 #include "profile/record/schema_validator.hpp"
+#include "profile/record/trace_event.hpp"
 #include "profile/render/html_report.hpp"
+#include "profile/render/trace_events.hpp"
 #include "profile/render/svg_chart.hpp"
 #include "profile/render/text_report.hpp"
 #include "profile/run/cell_metrics.hpp"
@@ -176,6 +178,24 @@ TEST_CASE("header examples: record, verdict and render") {
     std::string diff = render_compare_html(base, cur, compare_runs(base, cur, {.resamples = 100}));
     CHECK(page.find("<svg") != std::string::npos);
     CHECK(diff.find("<svg") != std::string::npos);
+  }
+  {
+    // record/trace_event.hpp
+    std::vector<TraceEvent> events;
+    events.push_back(TraceEvent::metadata("process_name", 1, 0, "cell fish-s2-pro/m4a/cold/c8/r0"));
+    TraceEvent e{.name = "encode", .category = "measured", .ts_us = 10, .dur_us = 250, .pid = 1, .tid = 1};
+    e.batch_size = 4;
+    events.push_back(e);
+    std::string file = trace_events_json(events).dump();   // {"traceEvents": [...], ...}
+    CHECK(file.find("\"ph\":\"X\"") != std::string::npos);
+  }
+  {
+    // render/trace_events.hpp (writing compiled, not run)
+    std::string dir = baseline_dir;
+    auto write = [] { std::string path = write_trace_events("runs/20261202-143000-nightly", "timeline.json"); };
+    (void)write;
+    std::vector<TraceEvent> events = request_timelines(load_run_with_requests(dir));
+    CHECK(events.size() > run.cells.size());
   }
   {
     // render/svg_chart.hpp
