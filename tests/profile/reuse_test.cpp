@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -163,5 +164,61 @@ TEST_CASE("a Zipf cell at concurrency 1 hits as its miss-ratio curve predicts, w
   CHECK(mrc.hit_ratio(450, m.cache.max_items) == r.predicted_hit_ratio);
   CHECK(mrc.distinct() == r.distinct);
   CHECK(validate_report_file(dir).empty());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a replayed request trace sets each request's reference and arrival time") {
+  const std::string dir = temp_dir("refenc-trace-replay");
+  std::filesystem::create_directories(dir);
+  const std::string trace = dir + "/requests-trace.jsonl";
+  {
+    // 300 requests, 2 ms apart, over 40 ids with a hot head: id = (i * i) mod 97 mod 40.
+    std::ofstream out(trace);
+    for (int i = 0; i < 300; ++i)
+      out << json{{"t", 10.0 + 0.002 * i}, {"reference", "user-" + std::to_string((i * i) % 97 % 40)}}.dump() << "\n";
+  }
+  const std::string refs = R"({"clips": ["clips/en-m-16k.flac", "clips/es-m-48k.flac"], "variants": 40, "warmup": 0,
+                               "trace": ")" + trace + R"("})";
+  Manifest m = reuse_manifest(refs, R"([{"kind": "cold", "concurrency": [1]}])", 300);
+  REQUIRE(m.references.trace_lines.size() == 300);
+  CHECK(m.phases[0].requests == 300);
+  const int distinct = m.phases[0].distinct;
+  CHECK(distinct == trace_distinct(m.references, 300));
+  CHECK(distinct <= 40);
+
+  const std::string out_dir = dir + "/run";
+  RunRecord run = run_fake(m, out_dir);
+  REQUIRE(run.cells.size() == 1);
+  const Cell& cell = run.cells[0];
+  CHECK(cell.open_loop);
+  const auto& rows = run.requests_of(cell.key);
+  REQUIRE(rows.size() == 300);
+  std::map<std::string, std::string> id_to_reference;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    CHECK(rows[i].scheduled_s == Approx(0.002 * static_cast<double>(i)).margin(1e-6));
+    const std::string id = m.references.trace_lines[i].reference;
+    auto [it, fresh] = id_to_reference.try_emplace(id, rows[i].reference);
+    CHECK(it->second == rows[i].reference);  // one id, one reference
+  }
+  CHECK(id_to_reference.size() == static_cast<std::size_t>(distinct));
+  REQUIRE(cell.reuse);
+  INFO("measured " << cell.reuse->hit_ratio() << " predicted " << cell.reuse->predicted_hit_ratio);
+  CHECK(cell.reuse->hit_ratio() == Approx(cell.reuse->predicted_hit_ratio).margin(0.02));
+
+  // Errors name the trace file and line, or the manifest field.
+  {
+    std::ofstream bad(dir + "/bad.jsonl");
+    bad << R"({"t": 1, "reference": "a"})" << "\n" << R"({"t": 0.5, "reference": "b"})" << "\n";
+  }
+  CHECK_THROWS_WITH(reuse_manifest(R"({"clips": ["clips/en-m-16k.flac"], "variants": 4, "trace": ")" + dir +
+                                       R"(/bad.jsonl"})", R"([{"kind": "cold"}])", 300),
+                    Catch::Contains("bad.jsonl:2: t: must not go back in time"));
+  CHECK_THROWS_WITH(reuse_manifest(refs, R"([{"kind": "cold", "distinct": 4}])", 300),
+                    Catch::Contains("phases[0].distinct: set by the trace"));
+  CHECK_THROWS_WITH(reuse_manifest(refs, R"([{"kind": "cold", "requests": 301}])", 300),
+                    Catch::Contains("phases[0].requests: must be <= the trace's 300 lines"));
+  const std::string zipf = R"({"clips": ["clips/en-m-16k.flac"], "variants": 40, "popularity": {"zipf": 1},
+                               "trace": ")" + trace + R"("})";
+  CHECK_THROWS_WITH(reuse_manifest(zipf, R"([{"kind": "cold"}])", 300), Catch::Contains("references.trace: a trace sets"));
   std::filesystem::remove_all(dir);
 }

@@ -109,6 +109,31 @@ std::vector<int> concurrency_list(const Reader& r, const json& arr, const std::s
   return out;
 }
 
+/// The lines of a request trace file: {"t": seconds, "reference": "id"} per line, t non-decreasing.
+std::vector<TraceLine> read_trace(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(ErrorKind::bad_input, path + ": cannot open request trace");
+  std::vector<TraceLine> lines;
+  std::string text;
+  for (std::size_t n = 1; std::getline(in, text); ++n) {
+    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const Reader r(path + ":" + std::to_string(n));
+    json j;
+    try {
+      j = json::parse(text);
+    } catch (const json::parse_error& e) {
+      r.fail("", std::string("not valid JSON: ") + e.what());
+    }
+    r.object(j, "", {"t", "reference"});
+    if (!r.find(j, "t")) r.fail("t", "required");
+    TraceLine line{r.num(j, "", "t", 0, 0, 1e9), r.str(j, "", "reference", std::nullopt, true)};
+    if (!lines.empty() && line.t < lines.back().t) r.fail("t", "must not go back in time");
+    lines.push_back(std::move(line));
+  }
+  if (lines.empty()) throw Error(ErrorKind::bad_input, path + ": request trace has no lines");
+  return lines;
+}
+
 }  // namespace
 
 int Manifest::never_seen_references() const {
@@ -181,7 +206,8 @@ Manifest parse_manifest(const json& j, const std::string& path) {
   {
     const json* rj = r.find(j, "references");
     if (!rj) r.fail("references", "required");
-    r.object(*rj, "references", {"clips", "variants", "variant_gain_db", "warmup", "popularity", "never_seen_share"});
+    r.object(*rj, "references",
+             {"clips", "variants", "variant_gain_db", "warmup", "popularity", "never_seen_share", "trace"});
     const json& clips = r.array(*rj, "references", "clips", true);
     auto base = std::filesystem::path(path).parent_path();
     for (std::size_t i = 0; i < clips.size(); ++i) {
@@ -201,6 +227,14 @@ Manifest parse_manifest(const json& j, const std::string& path) {
       m.references.zipf = r.num(*pop, "references.popularity", "zipf", 0, 0, 10);
     }
     m.references.never_seen_share = r.num(*rj, "references", "never_seen_share", 0, 0, 1);
+    if (r.find(*rj, "trace")) {
+      std::filesystem::path p = r.str(*rj, "references", "trace", std::nullopt, true);
+      if (p.is_relative()) p = base / p;
+      m.references.trace = p.lexically_normal().string();
+      m.references.trace_lines = read_trace(m.references.trace);
+      if (m.references.zipf || m.references.never_seen_share > 0)
+        r.fail("references.trace", "a trace sets the references itself: not with popularity or never_seen_share");
+    }
   }
 
   const json& texts = r.array(j, "", "texts", true);
@@ -229,8 +263,15 @@ Manifest parse_manifest(const json& j, const std::string& path) {
     if (!kinds.insert(kind).second) r.fail(Reader::key(w, "kind"), "duplicate phase '" + kind + "'");
     ps.concurrency = default_conc;
     if (const json* c = r.find(pj, "concurrency")) ps.concurrency = concurrency_list(r, *c, Reader::key(w, "concurrency"));
-    ps.requests = static_cast<int>(r.integer(pj, w, "requests", default_requests, 1, 100000));
-    ps.distinct = static_cast<int>(r.integer(pj, w, "distinct", ps.requests, 1, 100000));
+    const auto& lines = m.references.trace_lines;
+    ps.requests = static_cast<int>(r.integer(pj, w, "requests", lines.empty() ? default_requests : static_cast<long long>(lines.size()), 1, 100000));
+    if (!lines.empty()) {
+      if (static_cast<std::size_t>(ps.requests) > lines.size())
+        r.fail(Reader::key(w, "requests"), "must be <= the trace's " + std::to_string(lines.size()) + " lines");
+      if (r.find(pj, "distinct")) r.fail(Reader::key(w, "distinct"), "set by the trace: leave it out");
+    }
+    ps.distinct = lines.empty() ? static_cast<int>(r.integer(pj, w, "distinct", ps.requests, 1, 100000))
+                                : trace_distinct(m.references, ps.requests);
     if (ps.distinct > ps.requests) r.fail(Reader::key(w, "distinct"), "must be <= requests (" + std::to_string(ps.requests) + ")");
     m.phases.push_back(std::move(ps));
   }
@@ -259,6 +300,8 @@ Manifest parse_manifest(const json& j, const std::string& path) {
     m.arms.push_back(a);
   }
 
+  if (!m.references.trace_lines.empty() && r.find(j, "arrivals"))
+    r.fail("arrivals", "set by references.trace: leave it out");
   if (const json* a = r.find(j, "arrivals")) {
     r.object(*a, "arrivals", {"mode", "rate_per_s"});
     std::string mode = r.str(*a, "arrivals", "mode", "closed");

@@ -48,6 +48,12 @@ struct ArrivalSpec {
   double rate_per_s = 0;             ///< Open loop: Poisson arrival rate (> 0).
 };
 
+/// One line of a request trace: when the request arrives and which reference it sends.
+struct TraceLine {
+  double t = 0;           ///< Arrival, seconds (non-decreasing).
+  std::string reference;  ///< Any id; equal ids send the same reference.
+};
+
 struct ReferenceSpec {
   std::vector<std::string> clips;    ///< Clip paths, resolved against the manifest's folder.
   int variants = 0;                  ///< Distinct derived variants (0 = the clips themselves).
@@ -56,6 +62,8 @@ struct ReferenceSpec {
   std::optional<double> zipf;        ///< Popularity: reference rank r (from 0) drawn with weight 1/(r+1)^s
                                      ///< over the phase's `distinct`; absent: request j uses j mod distinct.
   double never_seen_share = 0;       ///< Share (0..1) of a phase's requests sent with a fresh reference.
+  std::string trace;                 ///< Request trace file (JSONL), resolved; empty: none.
+  std::vector<TraceLine> trace_lines;  ///< Its lines: they set each phase's references and arrival times.
 };
 
 struct CacheSpec {

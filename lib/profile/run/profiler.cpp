@@ -164,6 +164,7 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
     for (const PhaseSpec& phase : manifest.phases) {
       const std::vector<std::size_t> schedule = reference_schedule(
           manifest.references, phase, static_cast<std::size_t>(measured + manifest.references.warmup), manifest.seed);
+      const std::vector<double> arrivals = trace_arrivals(manifest.references, phase);
       std::vector<WorkItem> items(schedule.size());
       for (std::size_t i = 0; i < schedule.size(); ++i) items[i] = work_item(i, schedule[i]);
       std::vector<WorkItem> distinct;  // what a warm phase loads first: the phase's references
@@ -198,8 +199,9 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
             }
             SynthesisModel synth(spec.synthesis, options.sleep_synthesis);
             RunOptions ro{.concurrency = conc,
-                          .open_loop = manifest.arrivals.open_loop,
+                          .open_loop = manifest.arrivals.open_loop || !arrivals.empty(),
                           .rate_per_s = manifest.arrivals.rate_per_s,
+                          .arrivals_s = arrivals,
                           .seed = manifest.seed + static_cast<std::uint64_t>(rep),
                           .stop = options.stop,
                           .on_done = [&](std::size_t) { progress.add(1); }};
@@ -211,7 +213,7 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
             bool batching = service->batching();
             service.reset();
             if (cell_run.records.empty() && stopped()) break;
-            run.cells.push_back(make_cell(key, cell_run, delta, tel, manifest.arrivals.open_loop, batching));
+            run.cells.push_back(make_cell(key, cell_run, delta, tel, ro.open_loop, batching));
             add_cache_reuse(run.cells.back(), cell_run.records, manifest.cache);
             run.requests[key.id()] = std::move(cell_run.records);
           }

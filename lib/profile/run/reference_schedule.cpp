@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
+#include <unordered_map>
 
 namespace refenc::profile {
 namespace {
@@ -10,7 +12,28 @@ namespace {
 /// Uniform in [0, 1) from the top 53 bits: the same on every standard library.
 double unit(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) / static_cast<double>(1ULL << 53); }
 
+/// Reference index per trace id, by first appearance among the first `requests` lines.
+std::vector<std::size_t> trace_indices(const ReferenceSpec& spec, std::size_t requests) {
+  std::unordered_map<std::string, std::size_t> ids;
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < std::min(requests, spec.trace_lines.size()); ++i)
+    out.push_back(ids.try_emplace(spec.trace_lines[i].reference, ids.size()).first->second);
+  return out;
+}
+
 }  // namespace
+
+int trace_distinct(const ReferenceSpec& spec, int requests) {
+  auto idx = trace_indices(spec, static_cast<std::size_t>(std::max(requests, 0)));
+  return idx.empty() ? 0 : static_cast<int>(*std::max_element(idx.begin(), idx.end()) + 1);
+}
+
+std::vector<double> trace_arrivals(const ReferenceSpec& spec, const PhaseSpec& phase) {
+  std::vector<double> out;
+  const auto n = std::min(static_cast<std::size_t>(std::max(phase.requests, 0)), spec.trace_lines.size());
+  for (std::size_t i = 0; i < n; ++i) out.push_back(spec.trace_lines[i].t - spec.trace_lines[0].t);
+  return out;
+}
 
 int never_seen_count(const ReferenceSpec& spec, const PhaseSpec& phase) {
   return static_cast<int>(std::llround(spec.never_seen_share * phase.requests));
@@ -19,6 +42,7 @@ int never_seen_count(const ReferenceSpec& spec, const PhaseSpec& phase) {
 std::vector<std::size_t> reference_schedule(const ReferenceSpec& spec, const PhaseSpec& phase,
                                             std::size_t first_never_seen, std::uint64_t seed) {
   const auto n = static_cast<std::size_t>(std::max(phase.requests, 0));
+  if (!spec.trace_lines.empty()) return trace_indices(spec, n);
   const auto distinct = static_cast<std::size_t>(std::max(phase.distinct, 1));
   std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ULL + 0x5EED);
 
