@@ -316,7 +316,10 @@ class ReferenceEncodeService {
       if (const std::shared_ptr<const StoredT>* hit = cache_.find(*key)) {
         ArtifactT out = hook_->load_artifact(**hit);  // the entry cannot go while this section lasts
         hits_.add();  // after the copy: the stamp store that find made has had time to land
-        if (trace) trace->outcome = RequestOutcome::hit;
+        if (trace) {
+          trace->outcome = RequestOutcome::hit;
+          trace->stored_bytes = hook_->stored_bytes(**hit);
+        }
         return out;
       }
     }
@@ -328,7 +331,10 @@ class ReferenceEncodeService {
         lock.unlock();
         ArtifactT out = hook_->load_artifact(*hit);
         hits_.add();
-        if (trace) trace->outcome = RequestOutcome::hit;
+        if (trace) {
+          trace->outcome = RequestOutcome::hit;
+          trace->stored_bytes = hook_->stored_bytes(*hit);
+        }
         return out;
       }
       if (auto it = inflight_.find(*key); it != inflight_.end()) {
@@ -366,7 +372,10 @@ class ReferenceEncodeService {
     lock.unlock();
     mark(trace, &RequestTrace::encode_end);
     if (!flight->value) throw Error(flight->error_kind, flight->error_message);
-    if (trace) trace->outcome = RequestOutcome::merged;
+    if (trace) {
+      trace->outcome = RequestOutcome::merged;
+      trace->stored_bytes = hook_->stored_bytes(*flight->value);
+    }
     return hook_->load_artifact(*flight->value);
   }
 
@@ -479,6 +488,7 @@ class ReferenceEncodeService {
                        : from_disk ? RequestOutcome::disk_hit
                                    : RequestOutcome::encoded;
       trace->cached = inserted;
+      trace->stored_bytes = bytes;
     }
     return hook_->load_artifact(*stored);
   }

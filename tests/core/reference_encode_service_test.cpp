@@ -315,8 +315,11 @@ TEST_CASE("service: the trace records outcome and timestamps") {
   CHECK(t.keyed <= t.encode_start);
   CHECK(t.encode_start <= t.encode_end);
   CHECK(t.encode_end <= t.end);
+  CHECK(t.stored_bytes == s.stats().bytes);
+  CHECK(t.stored_bytes > 0);
   s.get_or_encode(Req{.key = 13}, "", &t);
   CHECK(t.outcome == RequestOutcome::hit);
+  CHECK(t.stored_bytes == s.stats().bytes);  // a hit reports the stored size too
   CHECK_THROWS(s.get_or_encode(Req{.key = 14, .fail = true}, "", &t));
   CHECK(t.outcome == RequestOutcome::failed);
   s.get_or_encode(Req{.key = 15, .cacheable = false}, "", &t);

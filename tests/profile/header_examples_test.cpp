@@ -12,15 +12,19 @@
 #include "profile/record/record_json.hpp"
 #include "profile/record/run_folder.hpp"
 #include "profile/record/schema_validator.hpp"
+#include "profile/record/trace_event.hpp"
 #include "profile/render/html_report.hpp"
+#include "profile/render/trace_events.hpp"
 #include "profile/render/svg_chart.hpp"
 #include "profile/render/text_report.hpp"
 #include "profile/run/cell_metrics.hpp"
 #include "profile/run/gpu_probe.hpp"
 #include "profile/run/profiler.hpp"
+#include "profile/run/reference_schedule.hpp"
 #include "profile/run/reference_set.hpp"
 #include "profile/run/run_context.hpp"
 #include "profile/run/telemetry.hpp"
+#include "profile/stats/miss_ratio_curve.hpp"
 #include "profile/stats/percentile.hpp"
 #include "profile/stats/throughput.hpp"
 #include "profile/verdict/compare.hpp"
@@ -65,6 +69,16 @@ TEST_CASE("header examples: stats") {
     Interval gain = throughput_change(a, b, {.resamples = 2000, .seed = 7});  // b / a - 1
     CHECK(one.point == Approx(100 / 16.5));
     CHECK(gain.point == Approx(16.5 / 43.3 - 1));
+  }
+  {
+    // stats/miss_ratio_curve.hpp
+    std::vector<TraceAccess> trace = {{"a", 100}, {"b", 100}, {"a", 100}};
+    MissRatioCurve mrc = miss_ratio_curve(trace);
+    mrc.hit_ratio(200);               // 1/3: the second "a" hits once 200 bytes fit {a, b}
+    mrc.hit_ratio(100);               // 0
+    mrc.points(8);                    // (bytes, hit ratio) at 8 sizes up to the working set
+    CHECK(mrc.hit_ratio(200) == Approx(1.0 / 3));
+    CHECK(mrc.points(8).size() == 8);
   }
 }
 
@@ -165,6 +179,24 @@ TEST_CASE("header examples: record, verdict and render") {
     std::string diff = render_compare_html(base, cur, compare_runs(base, cur, {.resamples = 100}));
     CHECK(page.find("<svg") != std::string::npos);
     CHECK(diff.find("<svg") != std::string::npos);
+  }
+  {
+    // record/trace_event.hpp
+    std::vector<TraceEvent> events;
+    events.push_back(TraceEvent::metadata("process_name", 1, 0, "cell fish-s2-pro/m4a/cold/c8/r0"));
+    TraceEvent e{.name = "encode", .category = "measured", .ts_us = 10, .dur_us = 250, .pid = 1, .tid = 1};
+    e.batch_size = 4;
+    events.push_back(e);
+    std::string file = trace_events_json(events).dump();   // {"traceEvents": [...], ...}
+    CHECK(file.find("\"ph\":\"X\"") != std::string::npos);
+  }
+  {
+    // render/trace_events.hpp (writing compiled, not run)
+    std::string dir = baseline_dir;
+    auto write = [] { std::string path = write_trace_events("runs/20261202-143000-nightly", "timeline.json"); };
+    (void)write;
+    std::vector<TraceEvent> events = request_timelines(load_run_with_requests(dir));
+    CHECK(events.size() > run.cells.size());
   }
   {
     // render/svg_chart.hpp
@@ -280,5 +312,17 @@ TEST_CASE("header examples: run") {
   Cell cell = make_cell({"fish-s2-pro", Arm::m4a, Phase::cold, 8, 0}, run, after.minus(before), telemetry,
                         /*open_loop=*/false, /*batching_active=*/false);
   double p95 = cell.stage(Stage::e2e).p95;
+  add_cache_reuse(cell, run.records, CacheSpec{});   // cell.reuse: hit ratio and the miss-ratio curve
   CHECK(p95 > 0);
+  REQUIRE(cell.reuse);
+  CHECK(cell.reuse->requests == 2);
+  {
+    // run/reference_schedule.hpp
+    ReferenceSpec spec;  spec.zipf = 1.1;  spec.never_seen_share = 0.1;
+    PhaseSpec phase;  phase.requests = 100;  phase.distinct = 20;
+    std::vector<std::size_t> refs = reference_schedule(spec, phase, /*first_never_seen=*/22, /*seed=*/1);
+    int fresh = never_seen_count(spec, phase);   // 10: refs holds 22..31 once each
+    CHECK(fresh == 10);
+    CHECK(std::count_if(refs.begin(), refs.end(), [](std::size_t i) { return i >= 22; }) == 10);
+  }
 }

@@ -92,7 +92,7 @@ TEST_CASE("manifest errors name the file and the field") {
 }
 
 TEST_CASE("the shipped manifests are valid") {
-  for (const char* name : {"smoke", "fish-s2-pro", "qwen3-tts", "moss-tts-local", "nightly"}) {
+  for (const char* name : {"smoke", "fish-s2-pro", "qwen3-tts", "moss-tts-local", "nightly", "reuse-zipf"}) {
     INFO(name);
     Manifest m = load_manifest(std::string(REFENC_SOURCE_DIR) + "/workloads/" + name + ".json");
     CHECK(m.sha256.size() == 64);

@@ -140,6 +140,15 @@ json cell_to_json(const Cell& c) {
               {"warnings", c.warnings}};
   if (c.parity) out["parity"] = parity_json(*c.parity);
   if (c.compute) out["compute"] = compute_json(*c.compute);
+  if (c.reuse) {
+    const CacheReuse& r = *c.reuse;
+    json points = json::array();
+    for (const auto& [bytes, hit] : r.points) points.push_back({{"max_bytes", bytes}, {"hit_ratio", hit}});
+    out["hit_ratio"] = r.hit_ratio();
+    out["mrc"] = {{"requests", r.requests}, {"hits", r.hits}, {"distinct", r.distinct},
+                  {"working_set_bytes", r.working_set_bytes}, {"max_bytes", r.max_bytes}, {"max_items", r.max_items},
+                  {"predicted_hit_ratio", r.predicted_hit_ratio}, {"points", points}};
+  }
   return out;
 }
 
@@ -191,6 +200,25 @@ Cell cell_from_json(const JsonFields& in, const json& j, const std::string& w) {
   const json& warnings = in.arr(j, w, "warnings");
   for (std::size_t i = 0; i < warnings.size(); ++i)
     c.warnings.push_back(warnings[i].is_string() ? warnings[i].get<std::string>() : warnings[i].dump());
+  if (const json* m = in.find(j, "mrc")) {
+    const std::string wm = JsonFields::key(w, "mrc");
+    CacheReuse r;
+    r.requests = static_cast<std::size_t>(in.integer(*m, wm, "requests"));
+    r.hits = static_cast<std::size_t>(in.integer(*m, wm, "hits"));
+    r.distinct = static_cast<std::size_t>(in.integer(*m, wm, "distinct"));
+    r.working_set_bytes = static_cast<std::uint64_t>(in.integer(*m, wm, "working_set_bytes"));
+    r.max_bytes = static_cast<std::uint64_t>(in.integer(*m, wm, "max_bytes"));
+    r.max_items = static_cast<std::uint64_t>(in.integer(*m, wm, "max_items"));
+    r.predicted_hit_ratio = in.num(*m, wm, "predicted_hit_ratio");
+    const std::string wp = JsonFields::key(wm, "points");
+    const json& points = in.arr(*m, wm, "points");
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const std::string wi = JsonFields::idx(wp, i);
+      r.points.emplace_back(static_cast<std::uint64_t>(in.integer(points[i], wi, "max_bytes", 0, true)),
+                            in.num(points[i], wi, "hit_ratio", 0, true));
+    }
+    c.reuse = r;
+  }
   return c;
 }
 

@@ -39,6 +39,9 @@ struct RequestRecord {
   std::uint64_t parity_mismatched_codes = 0;  ///< Integer elements (or shapes, fields) that differ.
   double parity_max_abs_diff = 0;             ///< Largest float difference.
   std::string parity_error;                   ///< Why the check could not run (parity "error").
+  std::string key;               ///< The cache key's digest (empty: uncacheable, failed before keying, or an old run).
+  std::uint64_t stored_bytes = 0;  ///< Stored size of the artifact served (0 when none or unknown).
+  int worker = -1;               ///< The runner's worker (thread) that sent it, from 0; -1 when not recorded.
 
   bool ok() const { return outcome != "failed"; }
   /// The time of one stage, in seconds.

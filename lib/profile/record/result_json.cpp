@@ -209,6 +209,9 @@ json to_json(const RequestRecord& r) {
                    {"max_abs_diff", r.parity_max_abs_diff}};
     if (!r.parity_error.empty()) j["parity"]["error"] = r.parity_error;
   }
+  if (!r.key.empty()) j["key"] = r.key;
+  if (r.stored_bytes > 0) j["stored_bytes"] = r.stored_bytes;
+  if (r.worker >= 0) j["worker"] = r.worker;
   return j;
 }
 
@@ -240,6 +243,9 @@ std::pair<std::string, RequestRecord> request_from_json(const json& j, const std
     r.parity_max_abs_diff = in.num(*p, "parity", "max_abs_diff");
     r.parity_error = in.str(*p, "parity", "error");
   }
+  r.key = in.str(j, "", "key");
+  r.stored_bytes = static_cast<std::uint64_t>(in.integer(j, "", "stored_bytes"));
+  r.worker = static_cast<int>(in.integer(j, "", "worker", -1));
   return {std::move(cell), std::move(r)};
 }
 

@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -66,6 +67,25 @@ struct ArmCompute {
   std::string device;        ///< The encoder's device ("cpu", "cuda:0").
 };
 
+/// A cell's memory-tier reuse: its measured hit ratio beside the LRU miss-ratio curve of its own
+/// request trace (stats/miss_ratio_curve.hpp). Both count the successful requests that had a cache key,
+/// in send order, each as (key, stored_bytes); a hit is outcome "hit" (a merge or a disk hit is not).
+/// The curve assumes a tier that starts empty and sees no concurrency: compare it with cold cells run
+/// at concurrency 1.
+struct CacheReuse {
+  std::size_t requests = 0;          ///< Successful requests with a cache key.
+  std::size_t hits = 0;              ///< Of which memory hits.
+  std::size_t distinct = 0;          ///< Distinct keys among them.
+  std::uint64_t working_set_bytes = 0;  ///< Stored bytes of the distinct keys.
+  std::uint64_t max_bytes = 0;       ///< The cell's memory-tier bounds.
+  std::uint64_t max_items = 0;
+  double predicted_hit_ratio = 0;    ///< The curve at (max_bytes, max_items).
+  std::vector<std::pair<std::uint64_t, double>> points;  ///< (max_bytes, hit ratio) at max_items.
+
+  /// hits / requests (0 when none).
+  double hit_ratio() const { return requests ? static_cast<double>(hits) / static_cast<double>(requests) : 0.0; }
+};
+
 /// One cell's figures (schema: reports/report.schema.json, "cells" items).
 struct Cell {
   CellKey key;
@@ -86,6 +106,7 @@ struct Cell {
   std::optional<ArmCompute> compute;            ///< Absent in reports written before it was recorded.
   bool interrupted = false;
   std::vector<std::string> warnings;
+  std::optional<CacheReuse> reuse;              ///< Absent when the requests carry no cache keys.
 
   /// A stage's summary, all zero when the cell has none.
   const Summary& stage(Stage s) const;

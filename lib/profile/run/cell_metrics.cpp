@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "profile/stats/miss_ratio_curve.hpp"
 #include "profile/stats/percentile.hpp"
 
 namespace refenc::profile {
@@ -87,6 +88,29 @@ ParitySummary record_parity(const std::vector<ParityCheck>& checks, std::vector<
     }
   }
   return p;
+}
+
+void add_cache_reuse(Cell& cell, const std::vector<RequestRecord>& requests, const CacheSpec& cache,
+                     std::size_t points) {
+  std::vector<TraceAccess> trace;
+  std::size_t hits = 0;
+  for (const auto& r : requests) {
+    if (!r.ok() || r.key.empty()) continue;
+    trace.push_back({r.key, r.stored_bytes});
+    if (r.outcome == "hit") ++hits;
+  }
+  if (trace.empty()) return;
+  MissRatioCurve mrc = miss_ratio_curve(trace);
+  CacheReuse reuse;
+  reuse.requests = trace.size();
+  reuse.hits = hits;
+  reuse.distinct = mrc.distinct();
+  reuse.working_set_bytes = mrc.working_set_bytes();
+  reuse.max_bytes = cache.max_bytes;
+  reuse.max_items = cache.max_items;
+  reuse.predicted_hit_ratio = mrc.hit_ratio(cache.max_bytes, cache.max_items);
+  reuse.points = mrc.points(points, cache.max_items);
+  cell.reuse = std::move(reuse);
 }
 
 }  // namespace refenc::profile

@@ -10,10 +10,12 @@
 //                         /*open_loop=*/false, /*batching_active=*/false);
 //   double p95 = cell.stage(Stage::e2e).p95;
 //   cell.parity = record_parity(handle->check_parity(), run.records, /*tolerance=*/0, /*sample=*/0);
+//   add_cache_reuse(cell, run.records, CacheSpec{});   // cell.reuse: hit ratio and the miss-ratio curve
 #pragma once
 
 #include "core/service_stats.hpp"
 #include "profile/record/run_record.hpp"
+#include "profile/run/manifest.hpp"
 #include "profile/run/runner.hpp"
 
 namespace refenc::profile {
@@ -33,5 +35,11 @@ Cell make_cell(const CellKey& key, const RunResult& run, const ServiceStats& del
 /// checks the cell asked for (0 = all), recorded as such.
 ParitySummary record_parity(const std::vector<ParityCheck>& checks, std::vector<RequestRecord>& records,
                             double tolerance, std::size_t sample);
+
+/// Sets `cell.reuse` from the cell's requests (in send order) and its memory-tier bounds: the measured
+/// hit ratio and the miss-ratio curve of the same trace at `points` byte bounds. Leaves it unset when
+/// no request carries a cache key.
+void add_cache_reuse(Cell& cell, const std::vector<RequestRecord>& requests, const CacheSpec& cache,
+                     std::size_t points = 16);
 
 }  // namespace refenc::profile

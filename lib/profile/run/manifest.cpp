@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/sha256.hpp"
+#include "profile/run/reference_schedule.hpp"
 
 namespace refenc::profile {
 namespace {
@@ -108,7 +109,38 @@ std::vector<int> concurrency_list(const Reader& r, const json& arr, const std::s
   return out;
 }
 
+/// The lines of a request trace file: {"t": seconds, "reference": "id"} per line, t non-decreasing.
+std::vector<TraceLine> read_trace(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(ErrorKind::bad_input, path + ": cannot open request trace");
+  std::vector<TraceLine> lines;
+  std::string text;
+  for (std::size_t n = 1; std::getline(in, text); ++n) {
+    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const Reader r(path + ":" + std::to_string(n));
+    json j;
+    try {
+      j = json::parse(text);
+    } catch (const json::parse_error& e) {
+      r.fail("", std::string("not valid JSON: ") + e.what());
+    }
+    r.object(j, "", {"t", "reference"});
+    if (!r.find(j, "t")) r.fail("t", "required");
+    TraceLine line{r.num(j, "", "t", 0, 0, 1e9), r.str(j, "", "reference", std::nullopt, true)};
+    if (!lines.empty() && line.t < lines.back().t) r.fail("t", "must not go back in time");
+    lines.push_back(std::move(line));
+  }
+  if (lines.empty()) throw Error(ErrorKind::bad_input, path + ": request trace has no lines");
+  return lines;
+}
+
 }  // namespace
+
+int Manifest::never_seen_references() const {
+  int n = 0;
+  for (const auto& p : phases) n = std::max(n, never_seen_count(references, p));
+  return n;
+}
 
 int Manifest::measured_references() const {
   int n = 0;
@@ -125,7 +157,7 @@ int Manifest::warmup_references() const {
   int largest = 0;
   for (const PhaseSpec& ph : phases)
     for (int c : ph.concurrency) largest = std::max(largest, c);
-  return std::max(0, std::min(largest, available_references() - measured_references()));
+  return std::max(0, std::min(largest, available_references() - measured_references() - never_seen_references()));
 }
 
 Manifest parse_manifest(const json& j, const std::string& path) {
@@ -187,7 +219,8 @@ Manifest parse_manifest(const json& j, const std::string& path) {
   {
     const json* rj = r.find(j, "references");
     if (!rj) r.fail("references", "required");
-    r.object(*rj, "references", {"clips", "variants", "variant_gain_db", "warmup"});
+    r.object(*rj, "references",
+             {"clips", "variants", "variant_gain_db", "warmup", "popularity", "never_seen_share", "trace"});
     const json& clips = r.array(*rj, "references", "clips", true);
     auto base = std::filesystem::path(path).parent_path();
     for (std::size_t i = 0; i < clips.size(); ++i) {
@@ -201,6 +234,20 @@ Manifest parse_manifest(const json& j, const std::string& path) {
     m.references.variants = static_cast<int>(r.integer(*rj, "references", "variants", m.references.variants, 0, 1000000));
     m.references.variant_gain_db = r.num(*rj, "references", "variant_gain_db", m.references.variant_gain_db, 0, 6, true);
     m.references.warmup = static_cast<int>(r.integer(*rj, "references", "warmup", m.references.warmup, 0, 1000));
+    if (const json* pop = r.find(*rj, "popularity")) {
+      r.object(*pop, "references.popularity", {"zipf"});
+      if (!r.find(*pop, "zipf")) r.fail("references.popularity.zipf", "required");
+      m.references.zipf = r.num(*pop, "references.popularity", "zipf", 0, 0, 10);
+    }
+    m.references.never_seen_share = r.num(*rj, "references", "never_seen_share", 0, 0, 1);
+    if (r.find(*rj, "trace")) {
+      std::filesystem::path p = r.str(*rj, "references", "trace", std::nullopt, true);
+      if (p.is_relative()) p = base / p;
+      m.references.trace = p.lexically_normal().string();
+      m.references.trace_lines = read_trace(m.references.trace);
+      if (m.references.zipf || m.references.never_seen_share > 0)
+        r.fail("references.trace", "a trace sets the references itself: not with popularity or never_seen_share");
+    }
   }
 
   const json& texts = r.array(j, "", "texts", true);
@@ -229,8 +276,15 @@ Manifest parse_manifest(const json& j, const std::string& path) {
     if (!kinds.insert(kind).second) r.fail(Reader::key(w, "kind"), "duplicate phase '" + kind + "'");
     ps.concurrency = default_conc;
     if (const json* c = r.find(pj, "concurrency")) ps.concurrency = concurrency_list(r, *c, Reader::key(w, "concurrency"));
-    ps.requests = static_cast<int>(r.integer(pj, w, "requests", default_requests, 1, 100000));
-    ps.distinct = static_cast<int>(r.integer(pj, w, "distinct", ps.requests, 1, 100000));
+    const auto& lines = m.references.trace_lines;
+    ps.requests = static_cast<int>(r.integer(pj, w, "requests", lines.empty() ? default_requests : static_cast<long long>(lines.size()), 1, 100000));
+    if (!lines.empty()) {
+      if (static_cast<std::size_t>(ps.requests) > lines.size())
+        r.fail(Reader::key(w, "requests"), "must be <= the trace's " + std::to_string(lines.size()) + " lines");
+      if (r.find(pj, "distinct")) r.fail(Reader::key(w, "distinct"), "set by the trace: leave it out");
+    }
+    ps.distinct = lines.empty() ? static_cast<int>(r.integer(pj, w, "distinct", ps.requests, 1, 100000))
+                                : trace_distinct(m.references, ps.requests);
     if (ps.distinct > ps.requests) r.fail(Reader::key(w, "distinct"), "must be <= requests (" + std::to_string(ps.requests) + ")");
     m.phases.push_back(std::move(ps));
   }
@@ -278,6 +332,8 @@ Manifest parse_manifest(const json& j, const std::string& path) {
     m.arms.push_back(a);
   }
 
+  if (!m.references.trace_lines.empty() && r.find(j, "arrivals"))
+    r.fail("arrivals", "set by references.trace: leave it out");
   if (const json* a = r.find(j, "arrivals")) {
     r.object(*a, "arrivals", {"mode", "rate_per_s"});
     std::string mode = r.str(*a, "arrivals", "mode", "closed");
@@ -307,11 +363,13 @@ Manifest parse_manifest(const json& j, const std::string& path) {
   }
 
   int needed = m.measured_references() +
-               (m.references.warmup == warmup_concurrency ? min_warmup_references : m.references.warmup);
+               (m.references.warmup == warmup_concurrency ? min_warmup_references : m.references.warmup) +
+               m.never_seen_references();
   int available = m.available_references();
   if (available < needed)
     r.fail(m.references.variants > 0 ? "references.variants" : "references.clips",
-           "must provide at least " + std::to_string(needed) + " references (largest phase distinct + warmup), got " +
+           "must provide at least " + std::to_string(needed) +
+               " references (largest phase distinct + warmup + never-seen requests), got " +
                std::to_string(available));
   return m;
 }

@@ -60,6 +60,12 @@ inline constexpr int warmup_concurrency = -1;
 /// References the set must hold beyond the measured ones when warmup is warmup_concurrency.
 inline constexpr int min_warmup_references = 2;
 
+/// One line of a request trace: when the request arrives and which reference it sends.
+struct TraceLine {
+  double t = 0;           ///< Arrival, seconds (non-decreasing).
+  std::string reference;  ///< Any id; equal ids send the same reference.
+};
+
 struct ReferenceSpec {
   std::vector<std::string> clips;    ///< Clip paths, resolved against the manifest's folder.
   int variants = 0;                  ///< Distinct derived variants (0 = the clips themselves).
@@ -68,6 +74,11 @@ struct ReferenceSpec {
   /// default): as many as the cell's concurrency, over as many distinct references as the set holds
   /// beyond the measured ones.
   int warmup = warmup_concurrency;
+  std::optional<double> zipf;        ///< Popularity: reference rank r (from 0) drawn with weight 1/(r+1)^s
+                                     ///< over the phase's `distinct`; absent: request j uses j mod distinct.
+  double never_seen_share = 0;       ///< Share (0..1) of a phase's requests sent with a fresh reference.
+  std::string trace;                 ///< Request trace file (JSONL), resolved; empty: none.
+  std::vector<TraceLine> trace_lines;  ///< Its lines: they set each phase's references and arrival times.
 };
 
 struct CacheSpec {
@@ -100,6 +111,8 @@ struct Manifest {
   int warmup_references() const;
   /// Warmup requests of a cell at `concurrency`.
   int warmup_requests(int concurrency) const { return references.warmup == warmup_concurrency ? concurrency : references.warmup; }
+  /// Never-seen references needed after the measured and warmup ones: the most any phase sends.
+  int never_seen_references() const;
 };
 
 /// Parses and validates a manifest. `path` names it in errors and resolves clip paths.

@@ -17,6 +17,7 @@
 #include "profile/record/run_folder.hpp"
 #include "profile/render/text_report.hpp"
 #include "profile/run/cell_metrics.hpp"
+#include "profile/run/reference_schedule.hpp"
 #include "profile/run/reference_set.hpp"
 #include "profile/run/run_context.hpp"
 #include "profile/run/runner.hpp"
@@ -168,11 +169,15 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
     }
 
     for (const PhaseSpec& phase : manifest.phases) {
-      std::vector<WorkItem> items(static_cast<std::size_t>(phase.requests));
-      for (int i = 0; i < phase.requests; ++i)
-        items[static_cast<std::size_t>(i)] = work_item(static_cast<std::size_t>(i), static_cast<std::size_t>(i % phase.distinct));
-      std::vector<WorkItem> distinct(items.begin(), items.begin() + phase.distinct);
       const int warmup_refs = manifest.warmup_references();
+      const std::vector<std::size_t> schedule = reference_schedule(
+          manifest.references, phase, static_cast<std::size_t>(measured + warmup_refs), manifest.seed);
+      const std::vector<double> arrivals = trace_arrivals(manifest.references, phase);
+      std::vector<WorkItem> items(schedule.size());
+      for (std::size_t i = 0; i < schedule.size(); ++i) items[i] = work_item(i, schedule[i]);
+      std::vector<WorkItem> distinct;  // what a warm phase loads first: the phase's references
+      for (int i = 0; i < phase.distinct; ++i)
+        distinct.push_back(work_item(static_cast<std::size_t>(i), static_cast<std::size_t>(i)));
 
       for (int conc : phase.concurrency) {
         for (int rep = 0; rep < manifest.repeats; ++rep) {
@@ -209,8 +214,9 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
             if (service->batching()) service->keep_batched(parity_sample == 0 ? SIZE_MAX : parity_sample);
             SynthesisModel synth(spec.synthesis, options.sleep_synthesis);
             RunOptions ro{.concurrency = conc,
-                          .open_loop = manifest.arrivals.open_loop,
+                          .open_loop = manifest.arrivals.open_loop || !arrivals.empty(),
                           .rate_per_s = manifest.arrivals.rate_per_s,
+                          .arrivals_s = arrivals,
                           .seed = manifest.seed + static_cast<std::uint64_t>(rep),
                           .stop = options.stop,
                           .on_done = [&](std::size_t) { progress.add(1); }};
@@ -225,7 +231,8 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
               parity = record_parity(service->check_parity(), cell_run.records, spec.encoder.parity_tolerance, parity_sample);
             service.reset();
             if (cell_run.records.empty() && stopped()) break;
-            run.cells.push_back(make_cell(key, cell_run, delta, tel, manifest.arrivals.open_loop, batching));
+            run.cells.push_back(make_cell(key, cell_run, delta, tel, ro.open_loop, batching));
+            add_cache_reuse(run.cells.back(), cell_run.records, manifest.cache);
             run.cells.back().parity = parity;
             run.cells.back().compute = ArmCompute{arm.arm == Arm::m4b ? cell_arm.batch_workers : conc,
                                                   arm.arm == Arm::m4b ? cell_arm.batch_workers : 0,

@@ -21,8 +21,10 @@ double secs(Clock::duration d) { return std::chrono::duration<double>(d).count()
 RunResult run_requests(ServiceHandle& service, const std::vector<WorkItem>& items, const RunOptions& options,
                        SynthesisModel* synth, double frame_rate) {
   if (options.concurrency < 1) throw Error(ErrorKind::config, "runner concurrency must be at least 1");
-  if (options.open_loop && !(options.rate_per_s > 0))
+  if (options.open_loop && options.arrivals_s.empty() && !(options.rate_per_s > 0))
     throw Error(ErrorKind::config, "open-loop runner needs a rate above 0");
+  if (!options.arrivals_s.empty() && options.arrivals_s.size() != items.size())
+    throw Error(ErrorKind::config, "runner arrivals: one time per item");
   const std::size_t n = items.size();
   RunResult result;
   std::vector<RequestRecord> records(n);
@@ -32,7 +34,11 @@ RunResult run_requests(ServiceHandle& service, const std::vector<WorkItem>& item
   auto t0 = Clock::now();
   std::vector<double> schedule(n, 0);
   double tolerance = 0.005;
-  if (options.open_loop) {
+  if (options.open_loop && !options.arrivals_s.empty()) {
+    schedule = options.arrivals_s;
+    const double span = n > 1 ? schedule.back() - schedule.front() : 0;
+    if (span > 0) tolerance = std::max(tolerance, 0.5 * span / static_cast<double>(n - 1));
+  } else if (options.open_loop) {
     std::mt19937_64 rng(options.seed);
     double t = 0;
     for (std::size_t i = 0; i < n; ++i) {
@@ -45,7 +51,7 @@ RunResult run_requests(ServiceHandle& service, const std::vector<WorkItem>& item
 
   std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> done{0};
-  auto worker = [&] {
+  auto worker = [&](int worker_id) {
     for (;;) {
       if (options.stop && options.stop->load()) return;
       std::size_t i = next.fetch_add(1);
@@ -77,6 +83,9 @@ RunResult run_requests(ServiceHandle& service, const std::vector<WorkItem>& item
       rec.queue_s = std::max(0.0, secs(start - scheduled));
       rec.outcome = std::string(to_string(trace.outcome));
       rec.batch_size = trace.batch_size;
+      rec.worker = worker_id;
+      if (trace.key) rec.key = trace.key->digest();
+      rec.stored_bytes = trace.stored_bytes;
       if (trace.outcome != RequestOutcome::failed) {
         rec.preprocessing_s = secs(trace.normalized - trace.start) + secs(trace.keyed - trace.normalized);
         rec.encode_s = secs(trace.end - trace.keyed);
@@ -100,7 +109,7 @@ RunResult run_requests(ServiceHandle& service, const std::vector<WorkItem>& item
   };
   std::vector<std::thread> threads;
   int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(options.concurrency), std::max<std::size_t>(n, 1)));
-  for (int w = 0; w < workers; ++w) threads.emplace_back(worker);
+  for (int w = 0; w < workers; ++w) threads.emplace_back(worker, w);
   for (auto& t : threads) t.join();
 
   double first = -1, last = 0;

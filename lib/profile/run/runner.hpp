@@ -1,5 +1,6 @@
 // Runner: sends a cell's requests to one service, closed loop (N workers, each sends when its previous
-// request is done) or open loop (Poisson arrivals at a seeded schedule, served by N workers).
+// request is done) or open loop (Poisson arrivals at a seeded schedule, or given arrival times, served
+// by N workers).
 //
 // Latency counts from the scheduled send time, so a request that waited for a free worker carries that
 // wait (no coordinated omission); a start more than max(5 ms, half the mean interarrival) after its
@@ -30,6 +31,8 @@ struct RunOptions {
   int concurrency = 1;
   bool open_loop = false;
   double rate_per_s = 0;        ///< Open loop only.
+  std::vector<double> arrivals_s;  ///< Open loop: the schedule, seconds from the start (one per item), in
+                                   ///< place of Poisson arrivals at rate_per_s (a replayed trace).
   std::uint64_t seed = 1;       ///< Seeds the open-loop schedule.
   const std::atomic<bool>* stop = nullptr;  ///< When it turns true, no further request is sent.
   std::function<void(std::size_t done)> on_done;  ///< Called after each request (any thread).
