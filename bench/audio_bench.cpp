@@ -138,15 +138,17 @@ int main(int argc, char** argv) {
   const std::string flac = (dir / "ref60.flac").string(), wav = (dir / "ref60.wav").string();
   write_file(flac, SF_FORMAT_FLAC | SF_FORMAT_PCM_16, in_rate, 2, stereo);
   write_file(wav, SF_FORMAT_WAV | SF_FORMAT_PCM_16, in_rate, 2, stereo);
-  std::printf("decode + downmix + resample, %d s of %d Hz stereo, median of %d. refenc: load_reference in-process;"
-              " sox: `sox -V1 IN -r RATE -c 1 -n rate OPT` (null output), a subprocess. cpu = CPU time (thread /"
-              " child), wall = elapsed\n", seconds, in_rate, reps);
-  std::printf("%-5s %-6s %-8s %9s %9s %9s %9s %9s %9s %9s\n", "file", "to Hz", "quality", "cpu ms", "wall ms",
-              "decode", "resample", "sox cpu", "sox wall", "sox/ours");
+  std::printf(
+      "decode + downmix + resample, %d s of %d Hz stereo, median of %d. refenc: load_reference in-process;"
+      " sox: `sox -V1 IN -r RATE -c 1 -n rate OPT` (null output), a subprocess. cpu = CPU time (thread /"
+      " child), wall = elapsed\n",
+      seconds, in_rate, reps);
+  std::printf("%-5s %-6s %-8s %9s %9s %9s %9s %9s %9s %9s\n", "file", "to Hz", "quality", "cpu ms", "wall ms", "decode",
+              "resample", "sox cpu", "sox wall", "sox/ours");
   for (const auto& [name, path] : {std::pair{"FLAC", flac}, std::pair{"WAV", wav}}) {
     for (int target : {44100, 24000}) {
-      for (auto q : {ResampleQuality::best, ResampleQuality::medium, ResampleQuality::fastest,
-                     ResampleQuality::polyphase}) {
+      for (auto q :
+           {ResampleQuality::best, ResampleQuality::medium, ResampleQuality::fastest, ResampleQuality::polyphase}) {
         std::vector<double> ours, ours_cpu, decode, resample_t, sox, sox_cpu;
         for (int r = 0; r < reps; ++r) {
           LoadOptions opt;
@@ -190,7 +192,8 @@ int main(int argc, char** argv) {
     double worst = 1e9;
     for (double f : band_tones(high, p)) {
       std::vector<float> x(static_cast<std::size_t>(p.from) * 2);
-      for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(0.5 * std::sin(2 * M_PI * f * double(i) / p.from));
+      for (std::size_t i = 0; i < x.size(); ++i)
+        x[i] = static_cast<float>(0.5 * std::sin(2 * M_PI * f * double(i) / p.from));
       worst = std::min(worst, tone_snr(convert(x, p), f, p.to, 0.5));
     }
     return worst;
@@ -206,9 +209,9 @@ int main(int argc, char** argv) {
                    ResampleQuality::zero_order_hold, ResampleQuality::polyphase}) {
       std::printf("%-16s", std::string(to_string(q)).c_str());
       for (const auto& p : pairs)
-        std::printf(" %11.1f", min_snr([&](const std::vector<float>& x, const Pair& pp) {
-                      return resample(x, pp.from, pp.to, q);
-                    }, p, high));
+        std::printf(" %11.1f",
+                    min_snr([&](const std::vector<float>& x, const Pair& pp) { return resample(x, pp.from, pp.to, q); },
+                            p, high));
       if (!high) {
         const double c0 = thread_cpu();
         const auto y = resample(mono60, in_rate, 24000, q);
@@ -220,14 +223,17 @@ int main(int argc, char** argv) {
       for (const char* opt : {"-v", "-m", "-q"}) {
         std::printf("sox rate %-7s", opt);
         for (const auto& p : pairs) {
-          std::printf(" %11.1f", min_snr([&](const std::vector<float>& x, const Pair& pp) {
-                        const std::string in = (dir / "tone_in.wav").string(), out = (dir / "tone_out.wav").string();
-                        write_file(in, SF_FORMAT_WAV | SF_FORMAT_FLOAT, pp.from, 1, x);
-                        run("sox -V1 '" + in + "' -e floating-point -b 32 -r " + std::to_string(pp.to) + " '" + out +
-                            "' rate " + opt);
-                        int rate = 0;
-                        return read_mono(out, &rate);
-                      }, p, high));
+          std::printf(" %11.1f", min_snr(
+                                     [&](const std::vector<float>& x, const Pair& pp) {
+                                       const std::string in = (dir / "tone_in.wav").string(),
+                                                         out = (dir / "tone_out.wav").string();
+                                       write_file(in, SF_FORMAT_WAV | SF_FORMAT_FLOAT, pp.from, 1, x);
+                                       run("sox -V1 '" + in + "' -e floating-point -b 32 -r " + std::to_string(pp.to) +
+                                           " '" + out + "' rate " + opt);
+                                       int rate = 0;
+                                       return read_mono(out, &rate);
+                                     },
+                                     p, high));
         }
         std::printf("\n");
       }

@@ -99,7 +99,9 @@ Result run(double fixed, double per_item, int concurrency, std::size_t batch, st
   start.arrive_and_wait();
   for (auto& t : pool) t.join();
   std::sort(lat.begin(), lat.end());
-  auto pct = [&](double p) { return lat.empty() ? 0.0 : lat[std::min(lat.size() - 1, std::size_t(std::ceil(p * lat.size())) - 1)]; };
+  auto pct = [&](double p) {
+    return lat.empty() ? 0.0 : lat[std::min(lat.size() - 1, std::size_t(std::ceil(p * lat.size())) - 1)];
+  };
   auto st = s.stats();
   double mean_batch = st.batches ? double(st.batched_items) / double(st.batches) : 1.0;
   return {double(done) / seconds, pct(0.50), pct(0.95), mean_batch};
@@ -120,8 +122,9 @@ int main(int argc, char** argv) {
     if (a == "--per-item-ms") per_item = std::atof(argv[i + 1]);
     if (a == "--seconds") seconds = std::atof(argv[i + 1]);
   }
-  std::printf("synthetic device: %.0f ms + %.0f ms/item, one call at a time; closed loop, distinct keys; %.1f s per row\n",
-              fixed, per_item, seconds);
+  std::printf(
+      "synthetic device: %.0f ms + %.0f ms/item, one call at a time; closed loop, distinct keys; %.1f s per row\n",
+      fixed, per_item, seconds);
   std::printf("%-4s %-5s %-8s | %9s %9s %8s %8s | %9s %9s | %9s %9s\n", "C", "batch", "wait", "req/s", "mean b",
               "p50 ms", "p95 ms", "pred full", "pred lat", "pred@b", "err@b");
   for (int c : {8, 16}) {

@@ -30,7 +30,8 @@ inline std::string speech_wav(int rate, std::int64_t n, int variant) {
   };
   put(36 + static_cast<std::uint32_t>(n) * 2, 4);
   o += "WAVEfmt ";
-  put(16, 4), put(1, 2), put(1, 2), put(static_cast<std::uint32_t>(rate), 4), put(static_cast<std::uint32_t>(rate) * 2, 4);
+  put(16, 4), put(1, 2), put(1, 2), put(static_cast<std::uint32_t>(rate), 4),
+      put(static_cast<std::uint32_t>(rate) * 2, 4);
   put(2, 2), put(16, 2);
   o += "data";
   put(static_cast<std::uint32_t>(n) * 2, 4);

@@ -87,7 +87,8 @@ double hits_per_second(int threads, long per_thread) {
   start.count_down();
   for (auto& th : pool) th.join();
   double dt = std::chrono::duration<double>(Clock::now() - t0).count();
-  if (s.stats().hits != static_cast<std::uint64_t>(threads * per_thread + 0)) std::fprintf(stderr, "unexpected misses\n");
+  if (s.stats().hits != static_cast<std::uint64_t>(threads * per_thread + 0))
+    std::fprintf(stderr, "unexpected misses\n");
   return threads * per_thread / dt;
 }
 
@@ -96,8 +97,7 @@ struct SpinHook : ArrayHook {
   std::chrono::microseconds spin{200};
   A encode_one(const int& k) override {
     auto until = Clock::now() + spin;
-    while (Clock::now() < until) {
-    }
+    while (Clock::now() < until) {}
     return {k, k};
   }
 };
@@ -120,9 +120,11 @@ void fan_out(int threads, int rounds) {
   for (auto& th : pool) th.join();
   double dt = std::chrono::duration<double>(Clock::now() - t0).count();
   auto st = s.stats();
-  std::printf("fan-out   threads=%-3d rounds=%d  %.1f us/round (200 us of it the encode)  encodes=%llu  merged=%llu hits=%llu\n",
-              threads, rounds, dt / rounds * 1e6, static_cast<unsigned long long>(st.misses),
-              static_cast<unsigned long long>(st.merged), static_cast<unsigned long long>(st.hits));
+  std::printf(
+      "fan-out   threads=%-3d rounds=%d  %.1f us/round (200 us of it the encode)  encodes=%llu  merged=%llu "
+      "hits=%llu\n",
+      threads, rounds, dt / rounds * 1e6, static_cast<unsigned long long>(st.misses),
+      static_cast<unsigned long long>(st.merged), static_cast<unsigned long long>(st.hits));
 }
 
 double median(std::vector<double> v) {
@@ -132,7 +134,8 @@ double median(std::vector<double> v) {
 
 double run_peer(const std::string& peer, int threads, long per_thread) {
   if (!std::filesystem::exists(peer) || !std::filesystem::exists("/usr/bin/python3")) return 0;
-  std::string cmd = "/usr/bin/python3 " + peer + " " + std::to_string(threads) + " " + std::to_string(per_thread) + " 2>&1";
+  std::string cmd =
+      "/usr/bin/python3 " + peer + " " + std::to_string(threads) + " " + std::to_string(per_thread) + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return 0;
   char buf[512];
@@ -158,8 +161,8 @@ int main(int argc, char** argv) {
   at::set_num_threads(1);
   std::printf("hit path: %ld hits per run, median of %d runs; 64 keys, all cached; cores=%u\n", calls, repeat,
               std::thread::hardware_concurrency());
-  std::printf("%-8s %14s %14s %14s %14s | %12s %12s\n", "threads", "python peer/s", "HostTensor/s",
-              "at::Tensor/s", "array/s", "HostTensor x", "at::Tensor x");
+  std::printf("%-8s %14s %14s %14s %14s | %12s %12s\n", "threads", "python peer/s", "HostTensor/s", "at::Tensor/s",
+              "array/s", "HostTensor x", "at::Tensor x");
   for (int threads : {1, 2, 16}) {
     const long per = calls / threads;
     std::vector<double> pys, hosts, tensors, arrays;
@@ -174,8 +177,9 @@ int main(int argc, char** argv) {
                 py > 0 ? host / py : 0.0, py > 0 ? tensor / py : 0.0);
   }
   if (!std::filesystem::exists(peer)) std::printf("(python peer not found at %s: ratios not measured)\n", peer.c_str());
-  std::printf("x = hits/s over the python peer's, same run. HostTensor is refenc's artifact tensor (2 x int64,\n"
-              "copied on hit); at::Tensor is the peer's artifact in LibTorch C++ (clone on hit).\n");
+  std::printf(
+      "x = hits/s over the python peer's, same run. HostTensor is refenc's artifact tensor (2 x int64,\n"
+      "copied on hit); at::Tensor is the peer's artifact in LibTorch C++ (clone on hit).\n");
   for (int threads : {8, 16}) fan_out(threads, 2000);
   return 0;
 }

@@ -35,8 +35,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-
-
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 double percentile(std::vector<double> v, double p) {
@@ -71,21 +69,25 @@ MixedResult run_mixed(ModelHook& hook, const std::vector<EncodeInput>& clips, co
   for (int r = 0; r < rounds; ++r) {
     BatchCoalescer<EncodeInput, Artifact> q(
         [&](std::span<const EncodeInput* const> xs) { return hook.encode_batch(xs); }, clips.size(),
-        std::chrono::milliseconds(20), arm.workers, arm.grouping, [&](const EncodeInput& x) { return hook.batch_length(x); });
+        std::chrono::milliseconds(20), arm.workers, arm.grouping,
+        [&](const EncodeInput& x) { return hook.batch_length(x); });
     std::vector<Artifact> out(clips.size());
     std::latch start(static_cast<std::ptrdiff_t>(clips.size()) + 1);
     std::vector<std::thread> callers;
     for (std::size_t i = 0; i < clips.size(); ++i)
       callers.emplace_back([&, i] {
         start.arrive_and_wait();
-        if (arm.batched) out[i] = q.submit(clips[i]).value_or(Artifact{});
-        else out[i] = hook.encode_one(clips[i]);
+        if (arm.batched)
+          out[i] = q.submit(clips[i]).value_or(Artifact{});
+        else
+          out[i] = hook.encode_one(clips[i]);
       });
     auto t0 = Clock::now();
     start.arrive_and_wait();
     for (auto& t : callers) t.join();
     total += since(t0);
-    for (std::size_t i = 0; i < clips.size(); ++i) res.parity = res.parity && artifact_parity(out[i], singles[i]).identical;
+    for (std::size_t i = 0; i < clips.size(); ++i)
+      res.parity = res.parity && artifact_parity(out[i], singles[i]).identical;
     auto st = q.stats();
     res.batches += st.batches;
     units += st.length_units;
@@ -106,15 +108,24 @@ int main(int argc, char** argv) {
   std::string json_path;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i], v = argv[i + 1];
-    if (a == "--models") model_names = bench::split_list(v);
-    else if (a == "--scales") scales = bench::split_list(v);
-    else if (a == "--runs") runs = std::stoi(v);
-    else if (a == "--threads") threads = std::stoi(v);
-    else if (a == "--seconds") seconds = std::stod(v);
-    else if (a == "--batch-rounds") batch_rounds = std::stoi(v);
-    else if (a == "--json") json_path = v;
-    else if (a == "--mixed-rounds") mixed_rounds = std::stoi(v);
-    else if (a == "--workers") workers = static_cast<std::size_t>(std::stoi(v));
+    if (a == "--models")
+      model_names = bench::split_list(v);
+    else if (a == "--scales")
+      scales = bench::split_list(v);
+    else if (a == "--runs")
+      runs = std::stoi(v);
+    else if (a == "--threads")
+      threads = std::stoi(v);
+    else if (a == "--seconds")
+      seconds = std::stod(v);
+    else if (a == "--batch-rounds")
+      batch_rounds = std::stoi(v);
+    else if (a == "--json")
+      json_path = v;
+    else if (a == "--mixed-rounds")
+      mixed_rounds = std::stoi(v);
+    else if (a == "--workers")
+      workers = static_cast<std::size_t>(std::stoi(v));
     else {
       std::cerr << "unknown option " << a << '\n';
       return 2;
@@ -122,7 +133,8 @@ int main(int argc, char** argv) {
   }
   warm_up_torch();
   nlohmann::json report = nlohmann::json::array();
-  std::cout << "| model | scale | params | build s | encode median s | encode min s | x realtime | artifact | stored bytes |\n"
+  std::cout << "| model | scale | params | build s | encode median s | encode min s | x realtime | artifact | stored "
+               "bytes |\n"
                "|---|---|---:|---:|---:|---:|---:|---|---:|\n";
   for (const std::string& name : model_names) {
     for (const std::string& scale : scales) {
@@ -131,7 +143,8 @@ int main(int argc, char** argv) {
       const double build = since(t0);
       const int rate = hook->info().sample_rate;
       const auto n = static_cast<std::int64_t>(seconds * rate);
-      EncodeInput in = hook->normalize_input({audio::ReferenceSource::from_bytes(bench::speech_wav(rate, n, 1)), "reference text"});
+      EncodeInput in =
+          hook->normalize_input({audio::ReferenceSource::from_bytes(bench::speech_wav(rate, n, 1)), "reference text"});
       Artifact art = hook->encode_one(in);  // warm-up
       std::vector<double> times;
       for (int r = 0; r < runs; ++r) {
@@ -146,15 +159,23 @@ int main(int argc, char** argv) {
       std::cout << fmt::format("| {} | {} | {} | {:.2f} | {:.4f} | {:.4f} | {:.1f} | {} | {} |\n", name, scale,
                                hook->config().parameters, build, median, best, seconds / median, shapes, stored)
                 << std::flush;
-      nlohmann::json row = {{"model", name},       {"scale", scale},   {"threads", torch_threads()},
-                            {"parameters", hook->config().parameters}, {"build_s", build},
-                            {"clip_s", seconds},   {"encode_s", times}, {"median_s", median},
-                            {"min_s", best},       {"artifact", shapes}, {"stored_bytes", stored}};
+      nlohmann::json row = {{"model", name},
+                            {"scale", scale},
+                            {"threads", torch_threads()},
+                            {"parameters", hook->config().parameters},
+                            {"build_s", build},
+                            {"clip_s", seconds},
+                            {"encode_s", times},
+                            {"median_s", median},
+                            {"min_s", best},
+                            {"artifact", shapes},
+                            {"stored_bytes", stored}};
 
       if (hook->can_encode_batch() && batch_rounds > 0) {
         std::vector<EncodeInput> clips;
         for (int v = 0; v < 8; ++v)
-          clips.push_back(hook->normalize_input({audio::ReferenceSource::from_bytes(bench::speech_wav(rate, n, 10 + v)), ""}));
+          clips.push_back(
+              hook->normalize_input({audio::ReferenceSource::from_bytes(bench::speech_wav(rate, n, 10 + v)), ""}));
         std::vector<const EncodeInput*> ptrs;
         for (const auto& c : clips) ptrs.push_back(&c);
         std::vector<double> single_lat, batch_lat;
@@ -197,7 +218,8 @@ int main(int argc, char** argv) {
         std::vector<Artifact> singles;
         for (int v = 0; v < 8; ++v) {
           const auto len = static_cast<std::int64_t>(static_cast<double>(n) * (1 + v / 2) / 4.0);
-          clips.push_back(hook->normalize_input({audio::ReferenceSource::from_bytes(bench::speech_wav(rate, len, 20 + v)), ""}));
+          clips.push_back(
+              hook->normalize_input({audio::ReferenceSource::from_bytes(bench::speech_wav(rate, len, 20 + v)), ""}));
           singles.push_back(hook->encode_one(clips.back()));
         }
         using Mode = BatchGrouping::Mode;
@@ -208,10 +230,11 @@ int main(int argc, char** argv) {
             {fmt::format("M4b: {} workers, exact lengths", workers), true, workers, {Mode::exact, 0}},
             {fmt::format("M4b: {} workers, <= 20% padding", workers), true, workers, {Mode::max_padding_waste, 0.2}},
         };
-        std::cout << fmt::format("\nfish {} mixed lengths (8 clips: 2 each of {:.1f}/{:.1f}/{:.1f}/{:.1f} s), {} rounds, "
-                                 "{} intra-op threads:\n\n| arm | s/round | throughput vs M4a | batches/round | "
-                                 "padded fraction | parity |\n|---|---:|---:|---:|---:|---|\n",
-                                 scale, seconds / 4, seconds / 2, 3 * seconds / 4, seconds, mixed_rounds, torch_threads());
+        std::cout << fmt::format(
+            "\nfish {} mixed lengths (8 clips: 2 each of {:.1f}/{:.1f}/{:.1f}/{:.1f} s), {} rounds, "
+            "{} intra-op threads:\n\n| arm | s/round | throughput vs M4a | batches/round | "
+            "padded fraction | parity |\n|---|---:|---:|---:|---:|---|\n",
+            scale, seconds / 4, seconds / 2, 3 * seconds / 4, seconds, mixed_rounds, torch_threads());
         nlohmann::json mixed = nlohmann::json::array();
         double base = 0;
         for (const MixedArm& arm : arms) {
@@ -221,8 +244,12 @@ int main(int argc, char** argv) {
                                    base / m.s_per_round, static_cast<double>(m.batches) / mixed_rounds, m.padded,
                                    m.parity ? "exact" : "DIFFERS")
                     << std::flush;
-          mixed.push_back({{"arm", arm.name}, {"s_per_round", m.s_per_round}, {"throughput_vs_m4a", base / m.s_per_round},
-                           {"batches", m.batches}, {"padded_fraction", m.padded}, {"parity", m.parity},
+          mixed.push_back({{"arm", arm.name},
+                           {"s_per_round", m.s_per_round},
+                           {"throughput_vs_m4a", base / m.s_per_round},
+                           {"batches", m.batches},
+                           {"padded_fraction", m.padded},
+                           {"parity", m.parity},
                            {"workers", arm.workers}});
         }
         row["fish_mixed"] = {{"rounds", mixed_rounds}, {"intra_op_threads", torch_threads()}, {"arms", mixed}};
@@ -230,7 +257,8 @@ int main(int argc, char** argv) {
       report.push_back(row);
     }
   }
-  std::cout << fmt::format("\nthreads: {} (LibTorch intra-op), clip {:.1f} s, runs {}\n", torch_threads(), seconds, runs);
+  std::cout << fmt::format("\nthreads: {} (LibTorch intra-op), clip {:.1f} s, runs {}\n", torch_threads(), seconds,
+                           runs);
   if (!json_path.empty()) std::ofstream(json_path) << report.dump(2) << '\n';
   return 0;
 }

@@ -37,8 +37,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-
-
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 struct Summary {
@@ -69,12 +67,18 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
       return argv[++i];
     };
-    if (a == "--reads") reads = std::stoi(next());
-    else if (a == "--seconds") seconds = std::stod(next());
-    else if (a == "--scales") scales = next();
-    else if (a == "--root") root = next();
-    else if (a == "--json") json_path = next();
-    else if (a == "--shared-cache") shared_url = next();
+    if (a == "--reads")
+      reads = std::stoi(next());
+    else if (a == "--seconds")
+      seconds = std::stod(next());
+    else if (a == "--scales")
+      scales = next();
+    else if (a == "--root")
+      root = next();
+    else if (a == "--json")
+      json_path = next();
+    else if (a == "--shared-cache")
+      shared_url = next();
     else {
       std::cerr << "usage: bench_store [--reads N] [--scales tiny,small] [--seconds S] [--root DIR] [--json FILE] "
                    "[--shared-cache URL]\n";
@@ -95,7 +99,8 @@ int main(int argc, char** argv) {
     auto hook = make_hook("fish-s2-pro", {.scale = scale});
     const int rate = hook->info().sample_rate;
     EncodeInput in = hook->normalize_input(
-        {audio::ReferenceSource::from_bytes(bench::speech_wav(rate, static_cast<std::int64_t>(seconds * rate), 0)), ""});
+        {audio::ReferenceSource::from_bytes(bench::speech_wav(rate, static_cast<std::int64_t>(seconds * rate), 0)),
+         ""});
     std::vector<double> encode_s;
     Artifact artifact = hook->encode_one(in);  // warm-up
     for (int r = 0; r < 3; ++r) {
@@ -133,19 +138,22 @@ int main(int argc, char** argv) {
     const Summary hit = summarize(hit_s), copy = summarize(copy_s), wr = summarize(write_s);
     const std::uint64_t file_bytes = fs::file_size(tier->entry_path(key));
     const std::string codes = stored.tensor("codes").describe();
-    std::cout << fmt::format("{:<6} {:>10.2f} {:>16} {:>9} {:>8.3f}ms {:>7.3f}ms {:>7.3f}ms {:>8.3f}ms {:>7.3f}ms {:>8.0f}x\n",
-                             scale, enc.p50 * 1e3, codes, file_bytes, hit.p50 * 1e3, hit.p95 * 1e3, hit.p99 * 1e3,
-                             copy.p50 * 1e3, wr.p50 * 1e3, enc.p50 / hit.p50);
-    report["scales"].push_back({{"scale", scale},
-                                {"encode_ms", {{"median", enc.p50 * 1e3}, {"runs", encode_s.size()}}},
-                                {"codes", codes},
-                                {"stored_bytes", stored.byte_size()},
-                                {"file_bytes", file_bytes},
-                                {"disk_hit_ms", {{"p50", hit.p50 * 1e3}, {"p95", hit.p95 * 1e3}, {"p99", hit.p99 * 1e3}, {"mean", hit.mean * 1e3}}},
-                                {"load_artifact_ms", {{"p50", copy.p50 * 1e3}, {"p95", copy.p95 * 1e3}}},
-                                {"write_ms", {{"p50", wr.p50 * 1e3}, {"p95", wr.p95 * 1e3}}},
-                                {"encode_over_hit", enc.p50 / hit.p50},
-                                {"goal_p50_under_1ms", hit.p50 < 1e-3}});
+    std::cout << fmt::format(
+        "{:<6} {:>10.2f} {:>16} {:>9} {:>8.3f}ms {:>7.3f}ms {:>7.3f}ms {:>8.3f}ms {:>7.3f}ms {:>8.0f}x\n", scale,
+        enc.p50 * 1e3, codes, file_bytes, hit.p50 * 1e3, hit.p95 * 1e3, hit.p99 * 1e3, copy.p50 * 1e3, wr.p50 * 1e3,
+        enc.p50 / hit.p50);
+    report["scales"].push_back(
+        {{"scale", scale},
+         {"encode_ms", {{"median", enc.p50 * 1e3}, {"runs", encode_s.size()}}},
+         {"codes", codes},
+         {"stored_bytes", stored.byte_size()},
+         {"file_bytes", file_bytes},
+         {"disk_hit_ms",
+          {{"p50", hit.p50 * 1e3}, {"p95", hit.p95 * 1e3}, {"p99", hit.p99 * 1e3}, {"mean", hit.mean * 1e3}}},
+         {"load_artifact_ms", {{"p50", copy.p50 * 1e3}, {"p95", copy.p95 * 1e3}}},
+         {"write_ms", {{"p50", wr.p50 * 1e3}, {"p95", wr.p95 * 1e3}}},
+         {"encode_over_hit", enc.p50 / hit.p50},
+         {"goal_p50_under_1ms", hit.p50 < 1e-3}});
     tier->clear();
 
     if (shared_url.empty()) continue;
@@ -167,11 +175,13 @@ int main(int argc, char** argv) {
     }
     shared->clear();
     const Summary sh = summarize(shared_hit_s), sw = summarize(shared_write_s);
-    std::cout << fmt::format("{:<6} shared {} hit p50 {:.3f} ms, p95 {:.3f} ms, p99 {:.3f} ms; write p50 {:.3f} ms; "
-                             "encode / shared hit {:.0f}x, shared hit / disk hit {:.1f}x\n",
-                             scale, shared->display(), sh.p50 * 1e3, sh.p95 * 1e3, sh.p99 * 1e3, sw.p50 * 1e3,
-                             enc.p50 / sh.p50, sh.p50 / hit.p50);
-    report["scales"].back()["shared_hit_ms"] = {{"p50", sh.p50 * 1e3}, {"p95", sh.p95 * 1e3}, {"p99", sh.p99 * 1e3}, {"mean", sh.mean * 1e3}};
+    std::cout << fmt::format(
+        "{:<6} shared {} hit p50 {:.3f} ms, p95 {:.3f} ms, p99 {:.3f} ms; write p50 {:.3f} ms; "
+        "encode / shared hit {:.0f}x, shared hit / disk hit {:.1f}x\n",
+        scale, shared->display(), sh.p50 * 1e3, sh.p95 * 1e3, sh.p99 * 1e3, sw.p50 * 1e3, enc.p50 / sh.p50,
+        sh.p50 / hit.p50);
+    report["scales"].back()["shared_hit_ms"] = {
+        {"p50", sh.p50 * 1e3}, {"p95", sh.p95 * 1e3}, {"p99", sh.p99 * 1e3}, {"mean", sh.mean * 1e3}};
     report["scales"].back()["shared_write_ms"] = {{"p50", sw.p50 * 1e3}, {"p95", sw.p95 * 1e3}};
   }
   if (!json_path.empty()) std::ofstream(json_path) << report.dump(2) << '\n';

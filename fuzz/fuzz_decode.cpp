@@ -39,9 +39,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // The same clip decoded again into a polyphase stream, chunk by chunk.
     struct Streamed final : DecodeSink {
       std::optional<PolyphaseStream> stream;
-      void start(int rate, std::size_t frames_hint) override { stream = PolyphaseStream::open(rate, 16000, frames_hint); }
+      void start(int rate, std::size_t frames_hint) override {
+        stream = PolyphaseStream::open(rate, 16000, frames_hint);
+      }
       void samples(std::span<const float> mono) override {
-        if (stream && stream->frames() < 48000) stream->push(mono.first(std::min<std::size_t>(mono.size(), 48000 - stream->frames())));
+        if (stream && stream->frames() < 48000)
+          stream->push(mono.first(std::min<std::size_t>(mono.size(), 48000 - stream->frames())));
       }
     } sink;
     decode_audio(std::string_view(reinterpret_cast<const char*>(data), size), limits, "fuzz", sink);

@@ -56,8 +56,7 @@ void check(const std::vector<char>& bytes) {
   try {
     (void)decode_entry(bytes, stored_key + "x");
     std::abort();
-  } catch (const EntryError&) {
-  }
+  } catch (const EntryError&) {}
   if (decode_entry(encode_entry(stored_key, a), stored_key) != a) std::abort();
 }
 

@@ -122,13 +122,16 @@ std::string stats_exposition(const store::DiskTier& tier, const store::ScanRepor
     const bool up = (*shared)["reachable"].get<bool>();
     g.push_back({"shared_up", "1 when the shared tier's server answered.", {{at, up ? 1.0 : 0.0}}});
     if (up) {
-      g.push_back({"shared_entries", "Values under this prefix in the shared tier (a lower bound when capped).",
+      g.push_back({"shared_entries",
+                   "Values under this prefix in the shared tier (a lower bound when capped).",
                    {{at, static_cast<double>((*shared)["entries"].get<std::uint64_t>())}}});
       if (!(*shared)["used_memory"].is_null())
-        g.push_back({"shared_used_memory_bytes", "Memory the shared tier's server uses.",
+        g.push_back({"shared_used_memory_bytes",
+                     "Memory the shared tier's server uses.",
                      {{at, static_cast<double>((*shared)["used_memory"].get<std::uint64_t>())}}});
       if (!(*shared)["maxmemory"].is_null())
-        g.push_back({"shared_max_memory_bytes", "The shared tier's server bound (0: none).",
+        g.push_back({"shared_max_memory_bytes",
+                     "The shared tier's server bound (0: none).",
                      {{at, static_cast<double>((*shared)["maxmemory"].get<std::uint64_t>())}}});
     }
   }
@@ -146,9 +149,10 @@ void print_shared(const nlohmann::json& j) {
                             : j["maxmemory"].get<std::uint64_t>() == 0
                                 ? "none (maxmemory 0)"
                                 : human_bytes(j["maxmemory"].get<std::uint64_t>());
-  std::cout << fmt::format("  server   redis {}, maxmemory {}, policy {}, used {}\n", j["version"].get<std::string>(),
-                           bound, j["maxmemory_policy"].get<std::string>().empty() ? "unknown" : j["maxmemory_policy"].get<std::string>(),
-                           j["used_memory"].is_null() ? "unknown" : human_bytes(j["used_memory"].get<std::uint64_t>()));
+  std::cout << fmt::format(
+      "  server   redis {}, maxmemory {}, policy {}, used {}\n", j["version"].get<std::string>(), bound,
+      j["maxmemory_policy"].get<std::string>().empty() ? "unknown" : j["maxmemory_policy"].get<std::string>(),
+      j["used_memory"].is_null() ? "unknown" : human_bytes(j["used_memory"].get<std::uint64_t>()));
   std::cout << fmt::format("  entries  {}{}\n", j["entries_capped"].get<bool>() ? "at least " : "",
                            j["entries"].get<std::uint64_t>());
 }
@@ -220,10 +224,14 @@ int run_gc(const CacheOptions& o) {
   store::GcReport g = tier->gc(bound);
   const std::uint64_t limit = bound.value_or(tier->options().max_disk_bytes);
   if (o.json) {
-    std::cout << nlohmann::json{{"max_bytes", limit},           {"entries_before", g.entries_before},
-                                {"bytes_before", g.bytes_before}, {"evicted", g.evicted},
-                                {"entries_after", g.entries_after}, {"bytes_after", g.bytes_after},
-                                {"stale_temp_files", g.stale_temp_files}, {"stale_lock_files", g.stale_lock_files}}
+    std::cout << nlohmann::json{{"max_bytes", limit},
+                                {"entries_before", g.entries_before},
+                                {"bytes_before", g.bytes_before},
+                                {"evicted", g.evicted},
+                                {"entries_after", g.entries_after},
+                                {"bytes_after", g.bytes_after},
+                                {"stale_temp_files", g.stale_temp_files},
+                                {"stale_lock_files", g.stale_lock_files}}
                      .dump(2)
               << '\n';
     return 0;
@@ -241,7 +249,8 @@ int run_verify(const CacheOptions& o) {
   auto tier = open_or_fail(o.root);
   store::VerifyReport v = tier->verify(o.remove);
   if (o.json) {
-    nlohmann::json j = {{"checked", v.checked}, {"ok", v.ok}, {"removed", v.removed}, {"corrupt", nlohmann::json::array()}};
+    nlohmann::json j = {
+        {"checked", v.checked}, {"ok", v.ok}, {"removed", v.removed}, {"corrupt", nlohmann::json::array()}};
     for (const auto& c : v.corrupt) j["corrupt"].push_back({{"path", c.path}, {"reason", c.reason}});
     std::cout << j.dump(2) << '\n';
   } else {
@@ -252,28 +261,30 @@ int run_verify(const CacheOptions& o) {
   return v.corrupt.size() == v.removed ? 0 : 1;
 }
 
-Registration reg{"cache", "Inspect and maintain the disk cache: stats, clear, gc, verify", [](CLI::App& app) {
-  auto o = std::make_shared<CacheOptions>();
-  app.require_subcommand(1);
-  app.add_option("--root", o->root, "Cache root (default $REFENC_CACHE_DIR, $XDG_CACHE_HOME/refenc, ~/.cache/refenc)");
-  app.add_flag("--json", o->json, "Print JSON");
-  add_shared_cache_options(app, o->shared);
-  o->stats = app.add_subcommand("stats", "Entries and bytes per model, registered voices, and the shared cache");
-  o->stats->add_flag("--prometheus", o->prometheus, "Print the figures in the Prometheus text format (gauges)");
-  o->clear = app.add_subcommand("clear", "Delete every entry, or those of one model");
-  o->clear->add_option("--model", o->model, "Only this model's entries");
-  o->gc = app.add_subcommand("gc", "Delete stale temporary and lock files and evict LRU entries down to the bound");
-  o->gc->add_option("--max-bytes", o->max_bytes, "Bound to enforce (bytes, or with K/M/G); default 2G");
-  o->verify = app.add_subcommand("verify", "Read and check every entry; report corrupt ones");
-  o->verify->add_flag("--delete", o->remove, "Delete the corrupt entries");
-  for (CLI::App* sub : {o->stats, o->clear, o->gc, o->verify}) sub->fallthrough();
-  return [o] {
-    if (o->stats->parsed()) return run_stats(*o);
-    if (o->clear->parsed()) return run_clear(*o);
-    if (o->gc->parsed()) return run_gc(*o);
-    return run_verify(*o);
-  };
-}};
+Registration reg{
+    "cache", "Inspect and maintain the disk cache: stats, clear, gc, verify", [](CLI::App& app) {
+      auto o = std::make_shared<CacheOptions>();
+      app.require_subcommand(1);
+      app.add_option("--root", o->root,
+                     "Cache root (default $REFENC_CACHE_DIR, $XDG_CACHE_HOME/refenc, ~/.cache/refenc)");
+      app.add_flag("--json", o->json, "Print JSON");
+      add_shared_cache_options(app, o->shared);
+      o->stats = app.add_subcommand("stats", "Entries and bytes per model, registered voices, and the shared cache");
+      o->stats->add_flag("--prometheus", o->prometheus, "Print the figures in the Prometheus text format (gauges)");
+      o->clear = app.add_subcommand("clear", "Delete every entry, or those of one model");
+      o->clear->add_option("--model", o->model, "Only this model's entries");
+      o->gc = app.add_subcommand("gc", "Delete stale temporary and lock files and evict LRU entries down to the bound");
+      o->gc->add_option("--max-bytes", o->max_bytes, "Bound to enforce (bytes, or with K/M/G); default 2G");
+      o->verify = app.add_subcommand("verify", "Read and check every entry; report corrupt ones");
+      o->verify->add_flag("--delete", o->remove, "Delete the corrupt entries");
+      for (CLI::App* sub : {o->stats, o->clear, o->gc, o->verify}) sub->fallthrough();
+      return [o] {
+        if (o->stats->parsed()) return run_stats(*o);
+        if (o->clear->parsed()) return run_clear(*o);
+        if (o->gc->parsed()) return run_gc(*o);
+        return run_verify(*o);
+      };
+    }};
 
 }  // namespace
 

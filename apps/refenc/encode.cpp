@@ -93,9 +93,9 @@ OutFormat out_format(const std::string& path) {
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (lower == ".pt") return OutFormat::pt;
   if (lower == ".json") return OutFormat::json;
-  throw Error(ErrorKind::bad_input, path + ": " +
-                                        (ext.empty() ? std::string("no extension") : "unknown extension '" + ext + "'") +
-                                        " for --out (use .pt for a torch archive or .json)");
+  throw Error(ErrorKind::bad_input,
+              path + ": " + (ext.empty() ? std::string("no extension") : "unknown extension '" + ext + "'") +
+                  " for --out (use .pt for a torch archive or .json)");
 }
 
 int run(const EncodeOptions& o) {
@@ -105,8 +105,8 @@ int run(const EncodeOptions& o) {
   const auto t0 = Clock::now();
   std::shared_ptr<store::RedisTier> shared = open_shared_cache(o.shared);  // a bad URL fails before any work
   const double torch_init = encoders::warm_up_torch();
-  encoders::EncoderOptions eo{.scale = o.scale, .dtype = o.dtype, .device = o.device, .module_path = o.module,
-                              .threads = o.threads};
+  encoders::EncoderOptions eo{
+      .scale = o.scale, .dtype = o.dtype, .device = o.device, .module_path = o.module, .threads = o.threads};
   std::shared_ptr<encoders::ModelHook> hook = encoders::make_hook(o.model, eo);
   const double build = std::chrono::duration<double>(Clock::now() - t0).count() - torch_init;
 
@@ -125,44 +125,56 @@ int run(const EncodeOptions& o) {
     RequestTrace trace;
     artifact = service.get_or_encode(req, {}, &trace);  // audio errors already name the clip
     load = hook->last_load();  // every request decodes: the key is a digest of the decoded input
-    runs.push_back({{"from", where(trace.outcome)},
-                    {"decode_s", load.timings.read + load.timings.key + load.timings.decode},
-                    {"resample_s", load.timings.resample},
-                    {"normalize_s", load.timings.normalize},
-                    {"load_total_s", seconds_between(trace.start, trace.normalized)},
-                    {"encode_s", trace.outcome == RequestOutcome::hit ? 0.0
-                                                                      : seconds_between(trace.encode_start, trace.encode_end)},
-                    {"total_s", seconds_between(trace.start, trace.end)}});
+    runs.push_back(
+        {{"from", where(trace.outcome)},
+         {"decode_s", load.timings.read + load.timings.key + load.timings.decode},
+         {"resample_s", load.timings.resample},
+         {"normalize_s", load.timings.normalize},
+         {"load_total_s", seconds_between(trace.start, trace.normalized)},
+         {"encode_s",
+          trace.outcome == RequestOutcome::hit ? 0.0 : seconds_between(trace.encode_start, trace.encode_end)},
+         {"total_s", seconds_between(trace.start, trace.end)}});
     key = trace.key;
   }
   if (format == OutFormat::json) write_file_atomic(o.out, artifact_json(artifact).dump() + "\n");
   if (format == OutFormat::pt) {  // the disk entry's bytes: torch.load(weights_only=True) opens it
-    const std::vector<char> entry = store::encode_entry(key ? key->canonical() : std::string(), hook->store_artifact(artifact));
+    const std::vector<char> entry =
+        store::encode_entry(key ? key->canonical() : std::string(), hook->store_artifact(artifact));
     write_file_atomic(o.out, std::string(entry.begin(), entry.end()));
   }
 
   nlohmann::json j;
   j["model"] = o.model;
-  j["config"] = {{"scale", o.module.empty() ? o.scale : "module"}, {"dtype", o.dtype}, {"device", o.device},
-                 {"parameters", hook->config().parameters}, {"config_hash", hook->config().config_hash},
+  j["config"] = {{"scale", o.module.empty() ? o.scale : "module"},
+                 {"dtype", o.dtype},
+                 {"device", o.device},
+                 {"parameters", hook->config().parameters},
+                 {"config_hash", hook->config().config_hash},
                  {"config", nlohmann::json::parse(hook->config().config_json)}};
-  j["key"] = key ? nlohmann::json{{"digest", key->digest()},
-                                  {"fields", nlohmann::json::parse(key->canonical())}}
+  j["key"] = key ? nlohmann::json{{"digest", key->digest()}, {"fields", nlohmann::json::parse(key->canonical())}}
                  : nlohmann::json(nullptr);
-  j["audio"] = {{"seconds", load.seconds}, {"samples", load.samples}, {"sample_rate", load.sample_rate},
-                {"source_rate", load.source_rate}, {"source_channels", load.source_channels},
-                {"source_format", load.source_format}, {"gain_db", load.gain_db}};
+  j["audio"] = {{"seconds", load.seconds},
+                {"samples", load.samples},
+                {"sample_rate", load.sample_rate},
+                {"source_rate", load.source_rate},
+                {"source_channels", load.source_channels},
+                {"source_format", load.source_format},
+                {"gain_db", load.gain_db}};
   for (const auto& [name, t] : artifact.tensors)
     j["artifact"]["tensors"][name] = {{"dtype", std::string(to_string(t.dtype()))}, {"shape", t.shape()}};
   j["artifact"]["meta"] = artifact.meta;
   j["artifact"]["stored_bytes"] = hook->stored_bytes(hook->store_artifact(artifact));
   j["timings_s"] = {{"process_start", startup}, {"first_torch_call", torch_init}, {"build_network", build}};
   j["runs"] = runs;
-  j["cache"] = disk ? nlohmann::json{{"root", disk->root().string()}, {"enabled", disk->enabled()}} : nlohmann::json(nullptr);
+  j["cache"] =
+      disk ? nlohmann::json{{"root", disk->root().string()}, {"enabled", disk->enabled()}} : nlohmann::json(nullptr);
   if (disk) {
     const store::DiskLockStats l = disk->lock_stats();
-    j["cache"]["lock"] = {{"leases", l.leases}, {"lock_waits", l.lock_waits}, {"lock_wait_hits", l.lock_wait_hits},
-                          {"lock_takeovers", l.lock_takeovers}, {"lock_timeouts", l.lock_timeouts}};
+    j["cache"]["lock"] = {{"leases", l.leases},
+                          {"lock_waits", l.lock_waits},
+                          {"lock_wait_hits", l.lock_wait_hits},
+                          {"lock_takeovers", l.lock_takeovers},
+                          {"lock_timeouts", l.lock_timeouts}};
   }
   if (!o.out.empty()) j["out"] = o.out;
 
@@ -187,20 +199,22 @@ int run(const EncodeOptions& o) {
   for (const auto& [name, t] : artifact.tensors) std::cout << fmt::format("artifact   {} {}\n", name, t.describe());
   for (const auto& [k, v] : artifact.meta) std::cout << fmt::format("meta       {} = {}\n", k, v);
   std::cout << fmt::format("stored     {} bytes (int16 codes)\n", j["artifact"]["stored_bytes"].get<std::size_t>());
-  std::cout << fmt::format("timing     load libraries {:.2f} s (process start to command), first LibTorch call {:.3f} s, "
-                           "build network {:.3f} s\n",
-                           startup, torch_init, build);
+  std::cout << fmt::format(
+      "timing     load libraries {:.2f} s (process start to command), first LibTorch call {:.3f} s, "
+      "build network {:.3f} s\n",
+      startup, torch_init, build);
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const auto& r = runs[i];
     std::cout << fmt::format(
-        "request {}  from {}: decode {:.4f} s, resample {:.4f} s, normalize {:.4f} s, encode {:.4f} s, total {:.4f} s\n",
+        "request {}  from {}: decode {:.4f} s, resample {:.4f} s, normalize {:.4f} s, encode {:.4f} s, total {:.4f} "
+        "s\n",
         i + 1, r["from"].get<std::string>(), r["decode_s"].get<double>(), r["resample_s"].get<double>(),
         r["normalize_s"].get<double>(), r["encode_s"].get<double>(), r["total_s"].get<double>());
   }
   if (disk && disk->lock_stats().lock_waits) {
     const store::DiskLockStats l = disk->lock_stats();
     std::cout << fmt::format("cache      waited for another process encoding this key: {}\n",
-                             l.lock_wait_hits ? "read its entry"
+                             l.lock_wait_hits   ? "read its entry"
                              : l.lock_takeovers ? "it stopped without an entry, encoded here"
                                                 : "gave up waiting, encoded here");
   }
@@ -211,30 +225,31 @@ int run(const EncodeOptions& o) {
   return 0;
 }
 
-Registration reg{"encode", "Encode one reference clip and show its key, artifact and timings", [](CLI::App& app) {
-  auto o = std::make_shared<EncodeOptions>();
-  app.add_option("clip", o->clip, "Reference clip: a path, a data: URI or an http(s) URL")->required();
-  app.add_option("--model", o->model, "fish-s2-pro, qwen3-tts or moss-tts-local")->required();
-  app.add_option("--text", o->text, "Reference text (read by qwen3-tts only)");
-  app.add_flag("--x-vector-only", o->x_vector_only, "qwen3-tts: speaker embedding only, no ref_code");
-  app.add_option("--scale", o->scale, "Proxy size: full, small or tiny")->capture_default_str();
-  app.add_option("--dtype", o->dtype, "float32 or bfloat16")->capture_default_str();
-  app.add_option("--device", o->device, "cpu or cuda:N")->capture_default_str();
-  app.add_option("--module", o->module, "TorchScript module replacing the proxy network");
-  app.add_option("--threads", o->threads, "LibTorch intra-op threads (0: LibTorch's default)");
-  app.add_option("--repeat", o->repeat, "Request the clip N times through one service (later ones hit memory)")
-      ->check(CLI::Range(1, 1000));
-  auto* cache_dir = app.add_option("--cache-dir", o->cache_dir,
-                                    "Disk cache root (default $REFENC_CACHE_DIR, $XDG_CACHE_HOME/refenc, "
-                                    "~/.cache/refenc); a later run reports 'disk'");
-  app.add_flag("--no-cache", o->no_cache, "Use no disk cache (read none, write none)")->excludes(cache_dir);
-  app.add_option("--out", o->out,
-                 "Write the artifact: FILE.pt a torch archive (torch.load(FILE, weights_only=True)), FILE.json "
-                 "JSON (meta; tensors with dtype, shape, values)");
-  add_shared_cache_options(app, o->shared);
-  app.add_flag("--json", o->json, "Print the report as JSON");
-  return [o] { return run(*o); };
-}};
+Registration reg{
+    "encode", "Encode one reference clip and show its key, artifact and timings", [](CLI::App& app) {
+      auto o = std::make_shared<EncodeOptions>();
+      app.add_option("clip", o->clip, "Reference clip: a path, a data: URI or an http(s) URL")->required();
+      app.add_option("--model", o->model, "fish-s2-pro, qwen3-tts or moss-tts-local")->required();
+      app.add_option("--text", o->text, "Reference text (read by qwen3-tts only)");
+      app.add_flag("--x-vector-only", o->x_vector_only, "qwen3-tts: speaker embedding only, no ref_code");
+      app.add_option("--scale", o->scale, "Proxy size: full, small or tiny")->capture_default_str();
+      app.add_option("--dtype", o->dtype, "float32 or bfloat16")->capture_default_str();
+      app.add_option("--device", o->device, "cpu or cuda:N")->capture_default_str();
+      app.add_option("--module", o->module, "TorchScript module replacing the proxy network");
+      app.add_option("--threads", o->threads, "LibTorch intra-op threads (0: LibTorch's default)");
+      app.add_option("--repeat", o->repeat, "Request the clip N times through one service (later ones hit memory)")
+          ->check(CLI::Range(1, 1000));
+      auto* cache_dir = app.add_option("--cache-dir", o->cache_dir,
+                                       "Disk cache root (default $REFENC_CACHE_DIR, $XDG_CACHE_HOME/refenc, "
+                                       "~/.cache/refenc); a later run reports 'disk'");
+      app.add_flag("--no-cache", o->no_cache, "Use no disk cache (read none, write none)")->excludes(cache_dir);
+      app.add_option("--out", o->out,
+                     "Write the artifact: FILE.pt a torch archive (torch.load(FILE, weights_only=True)), FILE.json "
+                     "JSON (meta; tensors with dtype, shape, values)");
+      add_shared_cache_options(app, o->shared);
+      app.add_flag("--json", o->json, "Print the report as JSON");
+      return [o] { return run(*o); };
+    }};
 
 }  // namespace
 

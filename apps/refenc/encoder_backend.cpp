@@ -27,7 +27,8 @@ class EncoderBackend final : public ModelBackend {
     info_.can_encode_batch = hook_->can_encode_batch();
     info_.has_internal_batching = mi.has_internal_batching;
     if (mi.has_internal_batching)
-      info_.eligibility.reason = "has its own batched encoder inside the model's stage, not migrated to the generic batching surface";
+      info_.eligibility.reason =
+          "has its own batched encoder inside the model's stage, not migrated to the generic batching surface";
     else if (!info_.can_encode_batch)
       info_.eligibility.reason = "no safe batch primitive for the whole prompt: stays M4a-only";
     else
@@ -35,7 +36,7 @@ class EncoderBackend final : public ModelBackend {
     info_.real_weights = !spec.encoder.module_path.empty();
     info_.scale = spec.encoder.scale;
     info_.evidence_grade = info_.real_weights ? "real module " + spec.encoder.module_path
-                                        : "proxy scale " + spec.encoder.scale + " (seeded weights)";
+                                              : "proxy scale " + spec.encoder.scale + " (seeded weights)";
     encoders::warm_up_torch();
   }
 
@@ -57,8 +58,10 @@ class EncoderBackend final : public ModelBackend {
     auto service = std::make_shared<encoders::EncodeService>(hook_, o, tier);
     return make_service_handle(service, [](const WorkItem& w) {
       encoders::EncodeRequest r;
-      if (w.reference && w.reference->wav) r.source = audio::ReferenceSource::from_bytes(*w.reference->wav);
-      else if (w.reference) r.source = audio::ReferenceSource::from_path(w.reference->path);
+      if (w.reference && w.reference->wav)
+        r.source = audio::ReferenceSource::from_bytes(*w.reference->wav);
+      else if (w.reference)
+        r.source = audio::ReferenceSource::from_path(w.reference->path);
       r.text = w.ref_text;
       return r;
     });
@@ -90,8 +93,8 @@ void validate_encoder_models(const Manifest& manifest) {
       throw Error(ErrorKind::bad_input, field + ".encoder.scale: '" + spec.encoder.scale + "' is not one of " +
                                             spec.name + "'s scales (full, small, tiny)");
     if (spec.encoder.dtype != "float32" && spec.encoder.dtype != "bfloat16")
-      throw Error(ErrorKind::bad_input, field + ".encoder.dtype: '" + spec.encoder.dtype +
-                                            "' (expected float32 or bfloat16)");
+      throw Error(ErrorKind::bad_input,
+                  field + ".encoder.dtype: '" + spec.encoder.dtype + "' (expected float32 or bfloat16)");
   }
 }
 

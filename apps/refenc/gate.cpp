@@ -27,26 +27,29 @@ int run(const Options& o) {
     std::cerr << "refenc: warning: report not validated: " << e.what() << '\n';
   }
   if (!errors.empty())
-    throw refenc::Error(refenc::ErrorKind::bad_input, o.report + ": report does not match its schema: " + errors[0] +
-                                                          (errors.size() > 1 ? " (and " + std::to_string(errors.size() - 1) + " more)" : ""));
+    throw refenc::Error(refenc::ErrorKind::bad_input,
+                        o.report + ": report does not match its schema: " + errors[0] +
+                            (errors.size() > 1 ? " (and " + std::to_string(errors.size() - 1) + " more)" : ""));
   RunRecord run = load_run_with_requests(o.report);
   GateReport g = evaluate_gate(run, run.gate_options());
-  if (o.json) std::cout << to_json(g).dump(2) << '\n';
-  else std::cout << format_gate(g);
+  if (o.json)
+    std::cout << to_json(g).dump(2) << '\n';
+  else
+    std::cout << format_gate(g);
   if (run.status == "interrupted")
     std::cerr << "refenc: warning: " << o.report << " is a partial (interrupted) report\n";
   return g.exit_code;
 }
 
 refenc::cli::Registration reg{
-    "gate", "Apply the M4b go/no-go rule to a profile report (run folder or report.json)",
-    [](CLI::App& app) {
+    "gate", "Apply the M4b go/no-go rule to a profile report (run folder or report.json)", [](CLI::App& app) {
       auto o = std::make_shared<Options>();
       app.add_option("report", o->report, "Run folder or its report.json (requests.jsonl beside it)")->required();
       app.add_option("--schema", o->schema, "Report schema (default: reports/report.schema.json of the source tree)");
       app.add_flag("--json", o->json, "Print the gate as JSON");
-      app.footer("Exit codes: 0 every model GO or NOT_APPLICABLE; 10 some NO-GO; 11 some INCONCLUSIVE; "
-                 "12 some MISSING_ARM; 2-7 harness errors (bad report, I/O).");
+      app.footer(
+          "Exit codes: 0 every model GO or NOT_APPLICABLE; 10 some NO-GO; 11 some INCONCLUSIVE; "
+          "12 some MISSING_ARM; 2-7 harness errors (bad report, I/O).");
       return [o] { return run(*o); };
     }};
 

@@ -51,9 +51,10 @@ int run(const ModelsOptions& o) {
                              j["loudness_normalised"].get<bool>() ? ", loudness -20 dBFS (+-3 dB)" : "",
                              j["samples_per_frame"].get<int>(), j["frame_rate"].get<double>());
     for (const auto& t : j["artifact"])
-      std::cout << fmt::format("  artifact {} {}{}  ({})\n", t["name"].get<std::string>(), t["dtype"].get<std::string>(),
-                               t["shape"].get<std::string>(), t["note"].get<std::string>());
-    std::string batching = j["can_encode_batch"].get<bool>()       ? "generic encode_batch (M4b)"
+      std::cout << fmt::format("  artifact {} {}{}  ({})\n", t["name"].get<std::string>(),
+                               t["dtype"].get<std::string>(), t["shape"].get<std::string>(),
+                               t["note"].get<std::string>());
+    std::string batching = j["can_encode_batch"].get<bool>()        ? "generic encode_batch (M4b)"
                            : j["has_internal_batching"].get<bool>() ? "own internal batching (up to 8, 4 ms)"
                                                                     : "none (M4a only)";
     std::cout << fmt::format("  batching {}\n  text     {}\n", batching,
@@ -69,11 +70,11 @@ int run(const ModelsOptions& o) {
 }
 
 Registration reg{"models", "List the reference encoders", [](CLI::App& app) {
-  auto o = std::make_shared<ModelsOptions>();
-  app.add_flag("--json", o->json, "Print JSON");
-  app.add_flag("--params", o->params, "Build the tiny and small proxies to count their parameters");
-  return [o] { return run(*o); };
-}};
+                   auto o = std::make_shared<ModelsOptions>();
+                   app.add_flag("--json", o->json, "Print JSON");
+                   app.add_flag("--params", o->params, "Build the tiny and small proxies to count their parameters");
+                   return [o] { return run(*o); };
+                 }};
 
 }  // namespace
 

@@ -50,7 +50,8 @@ int run(const Options& o) {
   po.library_context = torch_library_context;
   ProfileResult r = run_profile(m, encoder_backend_factory(), po);
   std::cout << summary_table(r.run) << '\n';
-  for (const SkippedArm& s : r.run.skipped) std::cout << "skipped " << s.model << " " << to_string(s.arm) << ": " << s.reason << '\n';
+  for (const SkippedArm& s : r.run.skipped)
+    std::cout << "skipped " << s.model << " " << to_string(s.arm) << ": " << s.reason << '\n';
   std::cout << format_gate(*r.run.gate);
   // The page is a view of report.json: its failure is a warning and never changes the gate's exit code.
   try {

@@ -26,8 +26,7 @@ int run(const Options& o) {
 }
 
 refenc::cli::Registration reg{
-    "report", "Render a profile run as a self-contained HTML page or a trace-event timeline",
-    [](CLI::App& app) {
+    "report", "Render a profile run as a self-contained HTML page or a trace-event timeline", [](CLI::App& app) {
       auto o = std::make_shared<Options>();
       app.add_option("run_dir", o->run_dir, "Run folder (or its report.json); requests.jsonl is read when present")
           ->required();
@@ -36,8 +35,9 @@ refenc::cli::Registration reg{
       app.add_option("--trace", o->trace,
                      "Write per-request timelines (queue, preprocessing, encode, modelled synthesis; one track "
                      "per worker) as a Chrome trace-event JSON file; needs requests.jsonl");
-      app.footer("Prints the paths written. The page needs no network: inline CSS and SVG, no script. The trace "
-                 "loads in ui.perfetto.dev or chrome://tracing.");
+      app.footer(
+          "Prints the paths written. The page needs no network: inline CSS and SVG, no script. The trace "
+          "loads in ui.perfetto.dev or chrome://tracing.");
       return [o] { return run(*o); };
     }};
 

@@ -8,7 +8,8 @@ void add_shared_cache_options(CLI::App& app, SharedCacheOptions& o) {
       ->envname(store::kSharedCacheEnv);
   app.add_option("--shared-cache-prefix", o.prefix, "Deployment prefix of the shared cache's keys")
       ->envname("REFENC_SHARED_CACHE_PREFIX");
-  app.add_option("--shared-cache-ttl", o.ttl_s, "Expiry of shared values in seconds (0: none, the server's LRU bounds them)")
+  app.add_option("--shared-cache-ttl", o.ttl_s,
+                 "Expiry of shared values in seconds (0: none, the server's LRU bounds them)")
       ->envname("REFENC_SHARED_CACHE_TTL")
       ->check(CLI::Range(0, 1 << 30));
   app.add_option("--shared-cache-timeout", o.timeout_ms, "Connect and command timeout of the shared cache, ms")

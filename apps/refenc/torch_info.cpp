@@ -19,7 +19,9 @@ LibraryContext torch_library_context() {
       break;
     }
   }
-  return {.version = TORCH_VERSION, .blas = blas, .intra_op_threads = at::get_num_threads(),
+  return {.version = TORCH_VERSION,
+          .blas = blas,
+          .intra_op_threads = at::get_num_threads(),
           .parallel_info = at::get_parallel_info()};
 }
 

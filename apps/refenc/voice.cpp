@@ -51,8 +51,8 @@ std::unique_ptr<store::SharedVoiceCache> with_shared(const VoiceOptions& o, std:
 }
 
 nlohmann::json describe(const store::VoiceEntry& e, const Artifact* a) {
-  nlohmann::json j = {{"voice", e.key.voice_name}, {"model", e.key.model_type},   {"version", e.key.voice_version},
-                      {"kind", e.key.artifact_kind}, {"bytes", e.bytes},         {"path", e.path}};
+  nlohmann::json j = {{"voice", e.key.voice_name},   {"model", e.key.model_type}, {"version", e.key.voice_version},
+                      {"kind", e.key.artifact_kind}, {"bytes", e.bytes},          {"path", e.path}};
   if (a) {
     for (const auto& [name, t] : a->tensors)
       j["tensors"][name] = {{"dtype", std::string(to_string(t.dtype()))}, {"shape", t.shape()}};
@@ -152,13 +152,16 @@ int run_show(const VoiceOptions& o) {
   }
   for (const auto& j : all) {
     std::cout << fmt::format("voice      {} ({}, version {}, {})\n", j["voice"].get<std::string>(),
-                             j["model"].get<std::string>(), j["version"].get<std::string>(), j["kind"].get<std::string>());
-    std::cout << fmt::format("file       {} ({} bytes)\n", j["path"].get<std::string>(), j["bytes"].get<std::uint64_t>());
+                             j["model"].get<std::string>(), j["version"].get<std::string>(),
+                             j["kind"].get<std::string>());
+    std::cout << fmt::format("file       {} ({} bytes)\n", j["path"].get<std::string>(),
+                             j["bytes"].get<std::uint64_t>());
     if (j.contains("tensors"))
       for (const auto& [tname, t] : j["tensors"].items())
         std::cout << fmt::format("  {:<18} {}{}\n", tname, t["dtype"].get<std::string>(), t["shape"].dump());
     if (j.contains("meta"))
-      for (const auto& [k, v] : j["meta"].items()) std::cout << fmt::format("  meta {:<13} {}\n", k, v.get<std::string>());
+      for (const auto& [k, v] : j["meta"].items())
+        std::cout << fmt::format("  meta {:<13} {}\n", k, v.get<std::string>());
   }
   return 0;
 }
@@ -173,43 +176,48 @@ int run_rm(const VoiceOptions& o) {
     throw Error(ErrorKind::bad_input, "voice '" + o.name + "': not registered" + (model ? " for model " + *model : ""));
   const std::size_t left = voices->list(o.name).size();
   if (o.json)
-    std::cout << nlohmann::json{{"voice", store::VoiceCache::normalize_voice_name(o.name)}, {"removed", n - left}}.dump(2) << '\n';
+    std::cout << nlohmann::json{{"voice", store::VoiceCache::normalize_voice_name(o.name)}, {"removed", n - left}}.dump(
+                     2)
+              << '\n';
   else
-    std::cout << fmt::format("removed    voice '{}' ({} entries)\n", store::VoiceCache::normalize_voice_name(o.name), n - left);
+    std::cout << fmt::format("removed    voice '{}' ({} entries)\n", store::VoiceCache::normalize_voice_name(o.name),
+                             n - left);
   return 0;
 }
 
-Registration reg{"voice", "Registered voices: add, list, show, rm", [](CLI::App& app) {
-  auto o = std::make_shared<VoiceOptions>();
-  app.require_subcommand(1);
-  app.add_option("--root", o->root, "Cache root (default $REFENC_CACHE_DIR, $XDG_CACHE_HOME/refenc, ~/.cache/refenc)");
-  app.add_flag("--json", o->json, "Print JSON");
-  add_shared_cache_options(app, o->shared);
-  o->add = app.add_subcommand("add", "Encode CLIP once and register it as voice NAME");
-  o->add->add_option("name", o->name, "Voice name (case-insensitive, at most 64 bytes, no '/')")->required();
-  o->add->add_option("clip", o->clip, "Reference clip: a path, a data: URI or an http(s) URL")->required();
-  o->add->add_option("--model", o->model, "fish-s2-pro, qwen3-tts or moss-tts-local")->required();
-  o->add->add_option("--text", o->text, "Reference text (read by qwen3-tts only)");
-  o->add->add_option("--version", o->version, "Voice version")->capture_default_str();
-  o->add->add_option("--scale", o->scale, "Proxy size: full, small or tiny")->capture_default_str();
-  o->add->add_option("--device", o->device, "cpu or cuda:N")->capture_default_str();
-  o->add->add_option("--max-voices", o->max_voices, "Refuse to register more than N voices (names) under the root")
-      ->capture_default_str()
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
-  o->list = app.add_subcommand("list", "Every registered voice entry");
-  o->show = app.add_subcommand("show", "One voice's entries with tensor shapes and metadata");
-  o->show->add_option("name", o->name, "Voice name")->required();
-  o->rm = app.add_subcommand("rm", "Remove a voice from memory and disk");
-  o->rm->add_option("name", o->name, "Voice name")->required();
-  o->rm->add_option("--model", o->model, "Only this model's entries");
-  for (CLI::App* sub : {o->add, o->list, o->show, o->rm}) sub->fallthrough();
-  return [o] {
-    if (o->add->parsed()) return run_add(*o);
-    if (o->list->parsed()) return run_list(*o);
-    if (o->show->parsed()) return run_show(*o);
-    return run_rm(*o);
-  };
-}};
+Registration reg{
+    "voice", "Registered voices: add, list, show, rm", [](CLI::App& app) {
+      auto o = std::make_shared<VoiceOptions>();
+      app.require_subcommand(1);
+      app.add_option("--root", o->root,
+                     "Cache root (default $REFENC_CACHE_DIR, $XDG_CACHE_HOME/refenc, ~/.cache/refenc)");
+      app.add_flag("--json", o->json, "Print JSON");
+      add_shared_cache_options(app, o->shared);
+      o->add = app.add_subcommand("add", "Encode CLIP once and register it as voice NAME");
+      o->add->add_option("name", o->name, "Voice name (case-insensitive, at most 64 bytes, no '/')")->required();
+      o->add->add_option("clip", o->clip, "Reference clip: a path, a data: URI or an http(s) URL")->required();
+      o->add->add_option("--model", o->model, "fish-s2-pro, qwen3-tts or moss-tts-local")->required();
+      o->add->add_option("--text", o->text, "Reference text (read by qwen3-tts only)");
+      o->add->add_option("--version", o->version, "Voice version")->capture_default_str();
+      o->add->add_option("--scale", o->scale, "Proxy size: full, small or tiny")->capture_default_str();
+      o->add->add_option("--device", o->device, "cpu or cuda:N")->capture_default_str();
+      o->add->add_option("--max-voices", o->max_voices, "Refuse to register more than N voices (names) under the root")
+          ->capture_default_str()
+          ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
+      o->list = app.add_subcommand("list", "Every registered voice entry");
+      o->show = app.add_subcommand("show", "One voice's entries with tensor shapes and metadata");
+      o->show->add_option("name", o->name, "Voice name")->required();
+      o->rm = app.add_subcommand("rm", "Remove a voice from memory and disk");
+      o->rm->add_option("name", o->name, "Voice name")->required();
+      o->rm->add_option("--model", o->model, "Only this model's entries");
+      for (CLI::App* sub : {o->add, o->list, o->show, o->rm}) sub->fallthrough();
+      return [o] {
+        if (o->add->parsed()) return run_add(*o);
+        if (o->list->parsed()) return run_list(*o);
+        if (o->show->parsed()) return run_show(*o);
+        return run_rm(*o);
+      };
+    }};
 
 }  // namespace
 

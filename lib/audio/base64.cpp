@@ -81,8 +81,7 @@ std::string decode_base64(std::string_view text, std::string_view what, std::siz
       ++padding;
       continue;
     }
-    if (v == invalid)
-      malformed(what, "invalid character " + describe_char(c) + " at offset " + std::to_string(i));
+    if (v == invalid) malformed(what, "invalid character " + describe_char(c) + " at offset " + std::to_string(i));
     if (padding > 0) malformed(what, "data after '=' padding at offset " + std::to_string(i));
     ++symbols;
     acc = (acc << 6) | v;

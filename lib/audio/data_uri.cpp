@@ -42,8 +42,7 @@ bool accepted_media_type(const std::string& t) {
               std::string(what) + ": payload too large (over the " + std::to_string(max_bytes) + " byte limit)");
 }
 
-std::string percent_decode(std::string_view text, std::string_view what, std::size_t max_bytes,
-                           std::size_t offset) {
+std::string percent_decode(std::string_view text, std::string_view what, std::size_t max_bytes, std::size_t offset) {
   if (text.size() > max_bytes) {
     // Each escape shortens the text by two: count them before allocating for the result.
     std::size_t escapes = 0;

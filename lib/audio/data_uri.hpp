@@ -13,9 +13,9 @@ namespace refenc::audio {
 
 /// The parts of a data URI; `payload` views into the parsed text.
 struct DataUri {
-  std::string media_type;   ///< Lower-cased type/subtype, "" when omitted.
-  bool base64 = false;      ///< ";base64" was present; otherwise the payload is percent-encoded.
-  std::string_view payload; ///< Everything after the first ','.
+  std::string media_type;    ///< Lower-cased type/subtype, "" when omitted.
+  bool base64 = false;       ///< ";base64" was present; otherwise the payload is percent-encoded.
+  std::string_view payload;  ///< Everything after the first ','.
 };
 
 /// Splits a data URI ("data:" is matched case-insensitively). Refuses, naming `what`, text without

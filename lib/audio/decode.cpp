@@ -26,9 +26,12 @@ sf_count_t mem_length(void* user) { return static_cast<MemoryFile*>(user)->size;
 sf_count_t mem_seek(sf_count_t offset, int whence, void* user) {
   auto* f = static_cast<MemoryFile*>(user);
   sf_count_t base = 0;
-  if (whence == SEEK_CUR) base = f->pos;
-  else if (whence == SEEK_END) base = f->size;
-  else if (whence != SEEK_SET) return -1;
+  if (whence == SEEK_CUR)
+    base = f->pos;
+  else if (whence == SEEK_END)
+    base = f->size;
+  else if (whence != SEEK_SET)
+    return -1;
   // Saturating add: a garbage header can ask for any offset.
   sf_count_t target;
   if (__builtin_add_overflow(base, offset, &target) || target < 0) return -1;
@@ -106,8 +109,7 @@ std::string seconds_text(double s) {
 
 }  // namespace
 
-DecodedAudio decode_audio(std::string_view bytes, const DecodeLimits& limits, std::string_view what,
-                         DecodeSink& sink) {
+DecodedAudio decode_audio(std::string_view bytes, const DecodeLimits& limits, std::string_view what, DecodeSink& sink) {
   if (!(limits.max_seconds > 0) || !(limits.min_seconds >= 0) || limits.max_channels <= 0 ||
       limits.max_sample_rate <= 0)
     throw Error(ErrorKind::config, std::string(what) + ": invalid decode limits (max_seconds " +
@@ -141,8 +143,8 @@ DecodedAudio decode_audio(std::string_view bytes, const DecodeLimits& limits, st
   }
   if (info.channels <= 0) refuse(what, "header declares " + std::to_string(info.channels) + " channels");
   if (info.channels > limits.max_channels)
-    refuse(what, "too many channels (" + std::to_string(info.channels) + " > " +
-                     std::to_string(limits.max_channels) + ")");
+    refuse(what,
+           "too many channels (" + std::to_string(info.channels) + " > " + std::to_string(limits.max_channels) + ")");
   if (info.samplerate <= 0) refuse(what, "header declares a sample rate of " + std::to_string(info.samplerate) + " Hz");
   if (info.samplerate > limits.max_sample_rate)
     refuse(what, "sample rate too high (" + std::to_string(info.samplerate) + " Hz > " +
@@ -152,8 +154,8 @@ DecodedAudio decode_audio(std::string_view bytes, const DecodeLimits& limits, st
   // Frames beyond this are refused; never allocate more than it, whatever the header says.
   const auto max_frames = static_cast<sf_count_t>(std::min(std::floor(limits.max_seconds * rate), 4e18));
   if (info.frames > 0 && info.frames != SF_COUNT_MAX && info.frames > max_frames)
-    refuse(what, "too long (" + seconds_text(double(info.frames) / rate) + " > " +
-                     seconds_text(limits.max_seconds) + " maximum)");
+    refuse(what, "too long (" + seconds_text(double(info.frames) / rate) + " > " + seconds_text(limits.max_seconds) +
+                     " maximum)");
 
   DecodedAudio out;
   out.sample_rate = info.samplerate;
@@ -227,8 +229,8 @@ DecodedAudio decode_audio(std::string_view bytes, const DecodeLimits& limits, st
     frames += static_cast<std::size_t>(n);
   }
   if (const int err = sf_error(file.get()); err != SF_ERR_NO_ERROR)
-    refuse(what, "truncated or corrupt audio data after " + std::to_string(frames) + " frames (libsndfile: " +
-                     sf_error_number(err) + ")");
+    refuse(what, "truncated or corrupt audio data after " + std::to_string(frames) +
+                     " frames (libsndfile: " + sf_error_number(err) + ")");
   if (frames == 0) refuse(what, "no audio frames (truncated or empty audio data)");
   const double seconds = double(frames) / rate;
   if (seconds < limits.min_seconds)

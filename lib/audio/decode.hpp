@@ -22,8 +22,8 @@ struct DecodedAudio {
   std::size_t frames = 0;      ///< Frames decoded.
   int sample_rate = 0;
   int channels = 0;
-  std::string format;          ///< Major format name, e.g. "WAV", "FLAC", "OGG", "MPEG".
-  std::string subformat;       ///< Encoding, e.g. "PCM_16", "FLOAT", "VORBIS", "OPUS".
+  std::string format;     ///< Major format name, e.g. "WAV", "FLAC", "OGG", "MPEG".
+  std::string subformat;  ///< Encoding, e.g. "PCM_16", "FLOAT", "VORBIS", "OPUS".
 };
 
 /// Decodes an in-memory file. Refuses, naming `what`: empty, oversized or unrecognised data; zero or too
@@ -46,8 +46,7 @@ class DecodeSink {
 
 /// decode_audio handing the mono samples to `sink` chunk by chunk instead of keeping them (the result's
 /// `samples` stays empty). The same checks and refusals, possibly after `sink` got some samples.
-DecodedAudio decode_audio(std::string_view bytes, const DecodeLimits& limits, std::string_view what,
-                          DecodeSink& sink);
+DecodedAudio decode_audio(std::string_view bytes, const DecodeLimits& limits, std::string_view what, DecodeSink& sink);
 
 /// Reads `path` (size checked first, see read_reference_file) and decodes it.
 DecodedAudio decode_audio_file(const std::string& path, const DecodeLimits& limits);

@@ -11,8 +11,8 @@ namespace refenc::audio {
 
 /// Limits checked before any decode or encode; a violation is Error(bad_input) naming the input.
 struct DecodeLimits {
-  double max_seconds = 100.0;            ///< Longer references are refused (MOSS refuses > 100 s).
-  double min_seconds = 0.25;             ///< Shorter ones carry no usable voice.
+  double max_seconds = 100.0;                 ///< Longer references are refused (MOSS refuses > 100 s).
+  double min_seconds = 0.25;                  ///< Shorter ones carry no usable voice.
   std::size_t max_payload_bytes = 64u << 20;  ///< Encoded file / decoded base64 size.
   int max_channels = 64;
   int max_sample_rate = 384000;

@@ -80,8 +80,7 @@ std::string read_reference_file(const std::string& path, std::size_t max_bytes, 
   const auto size = static_cast<std::uint64_t>(st.st_size);
   if (size == 0) refuse(path, "empty file");
   if (size > max_bytes)
-    refuse(path, "file too large (" + std::to_string(size) + " bytes > " + std::to_string(max_bytes) +
-                     " byte limit)");
+    refuse(path, "file too large (" + std::to_string(size) + " bytes > " + std::to_string(max_bytes) + " byte limit)");
   std::string bytes(static_cast<std::size_t>(size), '\0');
   std::size_t got = 0;
   while (got < bytes.size()) {

@@ -26,10 +26,10 @@ class PathKeyMemo {
     std::string sentinel;   ///< sentinel_digest of the same content
   };
   struct Stats {
-    std::uint64_t hits = 0;             ///< identity matched (and the sentinel, unless trusted)
-    std::uint64_t misses = 0;           ///< no entry, or identity changed: whole file hashed
+    std::uint64_t hits = 0;                 ///< identity matched (and the sentinel, unless trusted)
+    std::uint64_t misses = 0;               ///< no entry, or identity changed: whole file hashed
     std::uint64_t sentinel_mismatches = 0;  ///< identity matched but the sentinel did not: rehashed
-    std::uint64_t unstable = 0;         ///< the file changed while hashed: digest returned, not stored
+    std::uint64_t unstable = 0;             ///< the file changed while hashed: digest returned, not stored
   };
 
   explicit PathKeyMemo(std::size_t capacity = 1024) : capacity_(capacity) {}
@@ -65,8 +65,7 @@ PathKeyMemo& path_key_memo();
 /// the memoised digest (after re-checking the sentinel unless `trust_stat`); otherwise hash the whole
 /// file and store it only if its identity did not change while hashing. Refuses (Error(bad_input))
 /// missing files, directories, special files, and files over `max_bytes` (0: no limit).
-std::string path_cache_key(PathKeyMemo& memo, const std::string& path, bool trust_stat,
-                           std::uint64_t max_bytes = 0);
+std::string path_cache_key(PathKeyMemo& memo, const std::string& path, bool trust_stat, std::uint64_t max_bytes = 0);
 
 /// The memo entry for `path` (canonicalised), if any; no file is read.
 std::optional<PathKeyMemo::Entry> memoised_path_key(PathKeyMemo& memo, const std::string& path);

@@ -11,13 +11,13 @@
 namespace refenc::audio {
 namespace {
 
-constexpr double cutoff_fraction = 0.91;  // of the lower Nyquist
-constexpr double zero_crossings = 48;     // per side, at the cutoff's scale
-constexpr double kaiser_beta = 14.0;      // ~140 dB stopband and passband ripple
-constexpr int max_phases = 4096;          // and at most this many input branches
-constexpr double max_coefficients = 4e6;  // 32 MB of tap table at most
-constexpr std::int64_t block = 64;        // tile cycles come in multiples of 4 vectors of the widest kernel
-constexpr std::int64_t tile_outputs = 4096;     // outputs per tile, about
+constexpr double cutoff_fraction = 0.91;             // of the lower Nyquist
+constexpr double zero_crossings = 48;                // per side, at the cutoff's scale
+constexpr double kaiser_beta = 14.0;                 // ~140 dB stopband and passband ripple
+constexpr int max_phases = 4096;                     // and at most this many input branches
+constexpr double max_coefficients = 4e6;             // 32 MB of tap table at most
+constexpr std::int64_t block = 64;                   // tile cycles come in multiples of 4 vectors of the widest kernel
+constexpr std::int64_t tile_outputs = 4096;          // outputs per tile, about
 constexpr std::int64_t tile_input_floats = 1 << 16;  // input branches of a tile: 256 KB at most
 
 double bessel_i0(double x) {
@@ -44,11 +44,11 @@ struct Tap {
 /// tap, no gathers and no per-sample phase bookkeeping.
 struct Plan {
   int up = 0, down = 0;
-  int half = 0;                 // H
-  int taps = 0;                 // 2H per row
-  std::int64_t cycles = 0;      // per tile (G), a multiple of `block`
-  std::int64_t stride = 0;      // floats per branch in a tile: G plus the taps' reach past the tile
-  std::vector<Tap> table;       // up rows x taps, each row ordered by increasing |weight|
+  int half = 0;             // H
+  int taps = 0;             // 2H per row
+  std::int64_t cycles = 0;  // per tile (G), a multiple of `block`
+  std::int64_t stride = 0;  // floats per branch in a tile: G plus the taps' reach past the tile
+  std::vector<Tap> table;   // up rows x taps, each row ordered by increasing |weight|
 };
 
 Plan make_plan(int up, int down) {
@@ -239,10 +239,10 @@ struct PolyphaseStream::State {
   TileFn run_tile = nullptr;
   int from_rate = 0, to_rate = 0;
   std::vector<float> in, tile, out;
-  std::vector<float> pending;       // input samples [pending_begin, pushed) still needed by later tiles
+  std::vector<float> pending;  // input samples [pending_begin, pushed) still needed by later tiles
   std::int64_t pending_begin = 0;
-  std::int64_t pushed = 0;          // input samples received
-  std::int64_t c0 = 0;              // first cycle of the next tile
+  std::int64_t pushed = 0;  // input samples received
+  std::int64_t c0 = 0;      // first cycle of the next tile
 
   std::int64_t first() const { return c0 * plan->down - (plan->half - 1); }
   std::int64_t span() const { return plan->stride * plan->down; }

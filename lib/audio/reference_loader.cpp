@@ -110,8 +110,8 @@ LoadedReference load_reference(const ReferenceSource& source, const LoadOptions&
     void start(int sample_rate, std::size_t frames_hint) override {
       // Ratios resample() refuses (outside 1/256..256) are left to it, to refuse them after decoding.
       const double ratio = double(options->target_rate) / sample_rate;
-      if (sample_rate != options->target_rate && options->quality == ResampleQuality::polyphase &&
-          ratio >= 1.0 / 256 && ratio <= 256)
+      if (sample_rate != options->target_rate && options->quality == ResampleQuality::polyphase && ratio >= 1.0 / 256 &&
+          ratio <= 256)
         stream = PolyphaseStream::open(sample_rate, options->target_rate, frames_hint);
       if (!stream) kept.reserve(frames_hint);
     }

@@ -43,7 +43,7 @@ struct ReferenceSource {
 };
 
 struct LoadOptions {
-  int target_rate = 24000;                 ///< The encoder's input rate.
+  int target_rate = 24000;  ///< The encoder's input rate.
   /// Default chosen from measurements (README): polyphase reaches ~140 dB SNR on test tones (sinc best:
   /// 138-154 dB, medium: 111-131 dB) at under a twentieth of best's cost and a ninth of medium's.
   ResampleQuality quality = ResampleQuality::polyphase;
@@ -51,7 +51,7 @@ struct LoadOptions {
   /// When set, loudness-normalise to this dBFS (RMS) with the gain clamped to +-max_gain_db.
   std::optional<double> loudness_target_dbfs;
   double max_gain_db = 3.0;
-  bool trust_stat = false;                 ///< reference_path_cache_key's trust_stat for path sources.
+  bool trust_stat = false;  ///< reference_path_cache_key's trust_stat for path sources.
 };
 
 /// Wall time spent in each step of a load, in seconds.
@@ -60,17 +60,17 @@ struct LoadTimings {
 };
 
 struct LoadedReference {
-  ReferenceSource source;     ///< As given (the payload of bytes/base64 sources is not kept).
-  std::vector<float> samples; ///< Mono float32 at `sample_rate`, contiguous.
+  ReferenceSource source;      ///< As given (the payload of bytes/base64 sources is not kept).
+  std::vector<float> samples;  ///< Mono float32 at `sample_rate`, contiguous.
   int sample_rate = 0;
   int source_rate = 0;
   int source_channels = 0;
   std::string source_format;  ///< libsndfile's format name, e.g. "FLAC".
   std::string content_key;    ///< SHA-256 hex of the consumed bytes; empty when uncacheable.
   std::uint64_t payload_bytes = 0;
-  double gain_db = 0;         ///< Loudness gain applied (0 when not normalised).
+  double gain_db = 0;  ///< Loudness gain applied (0 when not normalised).
   LoadTimings timings;
-  std::string description;    ///< source.describe() at load time, for messages about this reference.
+  std::string description;  ///< source.describe() at load time, for messages about this reference.
   double seconds() const { return sample_rate > 0 ? double(samples.size()) / sample_rate : 0.0; }
 };
 

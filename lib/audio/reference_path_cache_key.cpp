@@ -19,7 +19,8 @@ namespace {
 
 std::string canonical_path(const std::string& path) {
   std::unique_ptr<char, decltype(&std::free)> resolved(::realpath(path.c_str(), nullptr), &std::free);
-  if (!resolved) throw Error(ErrorKind::bad_input, path + ": " + (errno == ENOENT ? "no such file" : std::strerror(errno)));
+  if (!resolved)
+    throw Error(ErrorKind::bad_input, path + ": " + (errno == ENOENT ? "no such file" : std::strerror(errno)));
   return resolved.get();
 }
 

@@ -43,8 +43,8 @@ std::vector<float> resample(std::span<const float> input, int from_rate, int to_
   if (from_rate == to_rate) return {input.begin(), input.end()};
   const double ratio = double(to_rate) / double(from_rate);
   if (!src_is_valid_ratio(ratio))
-    throw Error(ErrorKind::bad_input, std::string(what) + ": cannot resample " + std::to_string(from_rate) +
-                                          " Hz to " + std::to_string(to_rate) + " Hz (ratio outside 1/256..256)");
+    throw Error(ErrorKind::bad_input, std::string(what) + ": cannot resample " + std::to_string(from_rate) + " Hz to " +
+                                          std::to_string(to_rate) + " Hz (ratio outside 1/256..256)");
   const std::size_t expected = resampled_length(input.size(), from_rate, to_rate);
   if (input.empty()) return {};
   if (quality == ResampleQuality::polyphase)

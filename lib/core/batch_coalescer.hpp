@@ -68,13 +68,13 @@ class BatchCoalescer {
   using LengthFn = std::function<std::size_t(const InputT&)>;
 
   struct Stats {
-    std::uint64_t batches = 0;        ///< Successful batch function calls.
-    std::uint64_t batched_items = 0;  ///< Items encoded by successful batch function calls.
-    std::uint64_t failed_batches = 0; ///< Batch function calls that threw or returned a wrong count.
-    std::uint64_t dropped = 0;        ///< Items that left the queue on a stop request.
+    std::uint64_t batches = 0;              ///< Successful batch function calls.
+    std::uint64_t batched_items = 0;        ///< Items encoded by successful batch function calls.
+    std::uint64_t failed_batches = 0;       ///< Batch function calls that threw or returned a wrong count.
+    std::uint64_t dropped = 0;              ///< Items that left the queue on a stop request.
     std::array<std::uint64_t, 16> sizes{};  ///< sizes[i]: successful batches of size i+1 (last: 16+).
-    std::uint64_t length_units = 0;   ///< Successful batches: sum of size x longest length.
-    std::uint64_t padded_units = 0;   ///< Successful batches: the part of length_units that is padding.
+    std::uint64_t length_units = 0;         ///< Successful batches: sum of size x longest length.
+    std::uint64_t padded_units = 0;         ///< Successful batches: the part of length_units that is padding.
   };
 
   /// Throws Error(config) for max_batch_size or workers below 1, a negative wait, or a grouping whose
@@ -179,8 +179,9 @@ class BatchCoalescer {
       if (!fits && grouping_.mode == BatchGrouping::Mode::exact) fits = s->length == slots.front()->length;
       if (!fits) {
         std::size_t l = std::max(longest, s->length), n = slots.size() + 1;
-        fits = l == 0 || 1.0 - static_cast<double>(sum + s->length) / (static_cast<double>(l) * static_cast<double>(n)) <=
-                             grouping_.max_padding_waste;
+        fits =
+            l == 0 || 1.0 - static_cast<double>(sum + s->length) / (static_cast<double>(l) * static_cast<double>(n)) <=
+                          grouping_.max_padding_waste;
       }
       if (!fits) {
         ++it;

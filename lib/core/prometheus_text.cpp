@@ -27,10 +27,14 @@ std::string escape_label_value(std::string_view v) {
   std::string out;
   out.reserve(v.size());
   for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -117,9 +121,12 @@ class Writer {
     std::string& out = families_.emplace_back(Family{name, {}}).text;
     out += "# HELP " + prefix_ + name + ' ';
     for (char c : help) {  // HELP escapes only backslash and newline
-      if (c == '\\') out += "\\\\";
-      else if (c == '\n') out += "\\n";
-      else out += c;
+      if (c == '\\')
+        out += "\\\\";
+      else if (c == '\n')
+        out += "\\n";
+      else
+        out += c;
     }
     out += "\n# TYPE " + prefix_ + name + ' ';
     out += type;
@@ -156,15 +163,13 @@ void write_stats(Writer& w, const ServiceStats& s) {
   w.counter("evictions", "Memory-tier evictions.", s.evictions);
   w.counter("oversize", "Artifacts returned but too large to cache.", s.oversize);
   w.counter("loads", "Leader loads that finished, successfully or not.", s.loads);
-  w.counter_seconds("load", "Time leaders spent loading after a memory miss (second tier and encode).",
-                    s.load_ns);
+  w.counter_seconds("load", "Time leaders spent loading after a memory miss (second tier and encode).", s.load_ns);
   w.counter_seconds("encode", "Time spent in encodes, leaders and uncacheable requests.", s.encode_ns);
   w.gauge("mean_miss_penalty_seconds", "Mean time of a leader load (load time over loads).",
           seconds(s.mean_miss_penalty_ns()));
   w.counter("batches", "Successful encode_batch calls.", s.batches);
   w.counter("batched_items", "Items encoded by successful encode_batch calls.", s.batched_items);
-  w.counter("failed_batches", "encode_batch calls that failed; their items were retried alone.",
-            s.failed_batches);
+  w.counter("failed_batches", "encode_batch calls that failed; their items were retried alone.", s.failed_batches);
   w.counter("batch_length_units", "Successful batches: sum of size times the longest input length.",
             s.batch_length_units);
   w.counter("batch_padded_units", "The part of batch_length_units that is padding.", s.batch_padded_units);

@@ -43,8 +43,10 @@ void append_json_string(std::string& out, std::string_view s, const char* field)
         case '\r': out += "\\r"; break;
         case '\t': out += "\\t"; break;
         default:
-          if (c < 0x20 || c == 0x7f) u_escape(c);
-          else out += static_cast<char>(c);
+          if (c < 0x20 || c == 0x7f)
+            u_escape(c);
+          else
+            out += static_cast<char>(c);
       }
       ++i;
       continue;
@@ -52,10 +54,14 @@ void append_json_string(std::string& out, std::string_view s, const char* field)
     // Multi-byte sequence: strict UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF).
     std::size_t n = 0;
     std::uint32_t cp = 0, min = 0;
-    if (c >= 0xc2 && c <= 0xdf) n = 2, cp = c & 0x1f, min = 0x80;
-    else if (c >= 0xe0 && c <= 0xef) n = 3, cp = c & 0x0f, min = 0x800;
-    else if (c >= 0xf0 && c <= 0xf4) n = 4, cp = c & 0x07, min = 0x10000;
-    else not_utf8(field, i);
+    if (c >= 0xc2 && c <= 0xdf)
+      n = 2, cp = c & 0x1f, min = 0x80;
+    else if (c >= 0xe0 && c <= 0xef)
+      n = 3, cp = c & 0x0f, min = 0x800;
+    else if (c >= 0xf0 && c <= 0xf4)
+      n = 4, cp = c & 0x07, min = 0x10000;
+    else
+      not_utf8(field, i);
     if (i + n > s.size()) bad(i);
     for (std::size_t k = 1; k < n; ++k) {
       const auto cc = static_cast<unsigned char>(s[i + k]);
@@ -151,8 +157,8 @@ std::size_t hash_value(const ReferenceEncodeKey& k) noexcept {
   // One lane per field, each with its own seed, so the seven multiply chains overlap instead of
   // running one after another (this hash is a fifth of a memory hit's cost); then one final mix.
   const std::uint64_t lanes[7] = {
-      hash_field(0x243f6a8885a308d3ULL, k.model_id),     hash_field(0x13198a2e03707344ULL, k.model_revision),
-      hash_field(0xa4093822299f31d0ULL, k.encoder_id),   hash_field(0x082efa98ec4e6c89ULL, k.encoder_config_hash),
+      hash_field(0x243f6a8885a308d3ULL, k.model_id),      hash_field(0x13198a2e03707344ULL, k.model_revision),
+      hash_field(0xa4093822299f31d0ULL, k.encoder_id),    hash_field(0x082efa98ec4e6c89ULL, k.encoder_config_hash),
       hash_field(0x452821e638d01377ULL, k.artifact_kind), hash_field(0xbe5466cf34e90c6cULL, k.input_key),
       hash_field(0xc0ac29b7c97c50ddULL, k.options_key)};
   std::uint64_t h = 0;

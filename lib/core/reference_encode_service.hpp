@@ -67,14 +67,14 @@
 namespace refenc {
 
 struct ServiceOptions {
-  std::size_t max_items = 256;                   ///< Memory-tier entry bound (>= 1).
-  std::size_t max_bytes = 64u << 20;             ///< Memory-tier byte bound (>= 1).
-  std::chrono::milliseconds timeout{130'000};    ///< How long a follower waits for its leader (>= 1 ms).
-  std::string log_prefix;                        ///< Prepended to this service's log lines.
-  std::size_t max_batch_size = 1;                ///< M4b: > 1 enables batching for hooks that can batch.
-  std::chrono::microseconds max_batch_wait{0};   ///< M4b: longest a queued item waits for company.
-  std::size_t batch_workers = 1;                 ///< M4b: threads running batches at once (>= 1).
-  BatchGrouping batch_grouping;                  ///< M4b: how a batch may mix lengths (hook's batch_length).
+  std::size_t max_items = 256;                  ///< Memory-tier entry bound (>= 1).
+  std::size_t max_bytes = 64u << 20;            ///< Memory-tier byte bound (>= 1).
+  std::chrono::milliseconds timeout{130'000};   ///< How long a follower waits for its leader (>= 1 ms).
+  std::string log_prefix;                       ///< Prepended to this service's log lines.
+  std::size_t max_batch_size = 1;               ///< M4b: > 1 enables batching for hooks that can batch.
+  std::chrono::microseconds max_batch_wait{0};  ///< M4b: longest a queued item waits for company.
+  std::size_t batch_workers = 1;                ///< M4b: threads running batches at once (>= 1).
+  BatchGrouping batch_grouping;                 ///< M4b: how a batch may mix lengths (hook's batch_length).
   /// M4b: false = an artifact from a batch answers its callers but is neither cached nor written to
   /// the second tier, so the cache fills only from single encodes (for a batch path that is not
   /// bit-exact).
@@ -112,8 +112,8 @@ class ReferenceEncodeService {
     if (options_.batch_workers < 1) throw Error(ErrorKind::config, "batch_workers must be at least 1");
     if (options_.max_batch_size > 1 && hook_->can_encode_batch()) {
       batcher_ = std::make_unique<BatchCoalescer<InputT, ArtifactT>>(
-          [h = hook_](std::span<const InputT* const> items) { return h->encode_batch(items); },
-          options_.max_batch_size, options_.max_batch_wait, options_.batch_workers, options_.batch_grouping,
+          [h = hook_](std::span<const InputT* const> items) { return h->encode_batch(items); }, options_.max_batch_size,
+          options_.max_batch_wait, options_.batch_workers, options_.batch_grouping,
           [h = hook_](const InputT& item) { return h->batch_length(item); });
     }
   }
@@ -227,10 +227,10 @@ class ReferenceEncodeService {
     bool done = false;
     std::shared_ptr<const StoredT> value;  ///< Set on success.
     ErrorKind error_kind = ErrorKind::encode;
-    std::string error_message;             ///< Set on failure (value is null).
-    std::condition_variable_any cv;        ///< _any: a follower's wait also ends on its stop token.
-    int waiters = 1;                       ///< Callers still waiting, the leader's caller included.
-    bool abandoned = false;                ///< Every caller gave up: the result is discarded.
+    std::string error_message;       ///< Set on failure (value is null).
+    std::condition_variable_any cv;  ///< _any: a follower's wait also ends on its stop token.
+    int waiters = 1;                 ///< Callers still waiting, the leader's caller included.
+    bool abandoned = false;          ///< Every caller gave up: the result is discarded.
     /// Requested once abandoned (EncodeContext's token). Only a flight whose leader's caller can give
     /// up can be abandoned (it is the one waiter that no timeout removes), so only such a flight has one.
     std::stop_source stop{std::nostopstate};
@@ -351,8 +351,8 @@ class ReferenceEncodeService {
 
   /// Waits (lock held on entry) for the leader's result; a copy of its error on failure. Gives up at
   /// the follower timeout, the caller's deadline or its stop request, whichever comes first.
-  ArtifactT follow(const ReferenceEncodeKey& key, std::shared_ptr<Flight> flight,
-                   std::unique_lock<std::mutex>& lock, RequestTrace* trace, const CallOptions& call) {
+  ArtifactT follow(const ReferenceEncodeKey& key, std::shared_ptr<Flight> flight, std::unique_lock<std::mutex>& lock,
+                   RequestTrace* trace, const CallOptions& call) {
     mark(trace, &RequestTrace::encode_start);
     ++flight->waiters;
     Clock::time_point limit = Clock::now() + options_.timeout;
@@ -539,8 +539,8 @@ class ReferenceEncodeService {
   ReadMostlyLock readers_;
   StageOutputCache<ReferenceEncodeKey, StoredT> cache_;
   std::unordered_map<ReferenceEncodeKey, std::shared_ptr<Flight>> inflight_;
-  ServiceStats counters_;      ///< All counters but hits.
-  StripedCounter hits_;        ///< Hits, counted per thread: a hit writes no shared counter.
+  ServiceStats counters_;                    ///< All counters but hits.
+  StripedCounter hits_;                      ///< Hits, counted per thread: a hit writes no shared counter.
   std::atomic<std::uint64_t> encode_ns_{0};  ///< ServiceStats::encode_ns, added to outside the mutex.
   std::atomic<bool> closed_{false};
 };

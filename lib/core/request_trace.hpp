@@ -34,18 +34,18 @@ struct RequestTrace {
   using Clock = std::chrono::steady_clock;
   RequestOutcome outcome = RequestOutcome::none;
   std::optional<ReferenceEncodeKey> key;  ///< The request's cache key (no value: uncacheable or not reached).
-  Clock::time_point start;         ///< get_or_encode entered.
-  Clock::time_point normalized;    ///< normalize_input returned (decode, resample).
-  Clock::time_point keyed;         ///< cache_key returned.
-  Clock::time_point encode_start;  ///< Leader: encode (or disk read) began; follower: wait began.
-  Clock::time_point encode_end;    ///< Leader: encode ended; follower: wait ended.
-  Clock::time_point end;           ///< get_or_encode returned or threw.
-  int batch_size = 0;              ///< Size of the batch that encoded it (M4b), 0 when not batched.
-  double batch_padding = 0;        ///< Padded fraction of that batch (BatchCoalescer), 0 when not batched.
-  std::size_t stored_bytes = 0;    ///< The hook's stored_bytes of the artifact served (0: none).
-  bool timed_out = false;          ///< Gave up waiting: the follower timeout or the caller's deadline.
-  bool cancelled = false;          ///< Gave up on the caller's stop request.
-  bool cached = false;             ///< The artifact was inserted into the memory tier by this call.
+  Clock::time_point start;                ///< get_or_encode entered.
+  Clock::time_point normalized;           ///< normalize_input returned (decode, resample).
+  Clock::time_point keyed;                ///< cache_key returned.
+  Clock::time_point encode_start;         ///< Leader: encode (or disk read) began; follower: wait began.
+  Clock::time_point encode_end;           ///< Leader: encode ended; follower: wait ended.
+  Clock::time_point end;                  ///< get_or_encode returned or threw.
+  int batch_size = 0;                     ///< Size of the batch that encoded it (M4b), 0 when not batched.
+  double batch_padding = 0;               ///< Padded fraction of that batch (BatchCoalescer), 0 when not batched.
+  std::size_t stored_bytes = 0;           ///< The hook's stored_bytes of the artifact served (0: none).
+  bool timed_out = false;                 ///< Gave up waiting: the follower timeout or the caller's deadline.
+  bool cancelled = false;                 ///< Gave up on the caller's stop request.
+  bool cached = false;                    ///< The artifact was inserted into the memory tier by this call.
 };
 
 }  // namespace refenc

@@ -52,8 +52,7 @@ class SecondTier {
   /// process, and when another process holds one it waits for that process's entry, at most `wait`,
   /// then returns a miss without a lease (the caller encodes itself). Must not throw. The default takes
   /// no lease.
-  virtual TierLookup<StoredT> load_or_lead(const ReferenceEncodeKey& key,
-                                           std::chrono::milliseconds wait) noexcept {
+  virtual TierLookup<StoredT> load_or_lead(const ReferenceEncodeKey& key, std::chrono::milliseconds wait) noexcept {
     (void)wait;
     return {load(key), nullptr};
   }

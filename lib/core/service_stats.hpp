@@ -26,32 +26,32 @@ struct TierStats {
   std::uint64_t disk_evictions = 0;  ///< Entries removed to keep the byte bound.
   std::uint64_t disk_bytes = 0;      ///< Gauge: bytes of entries on disk (as this process knows it).
   // A tier shared by several hosts (Redis); all zero without one.
-  std::uint64_t shared_hits = 0;             ///< Lookups answered by the shared tier.
-  std::uint64_t shared_misses = 0;           ///< Lookups the shared tier could not answer (errors included).
-  std::uint64_t shared_writes = 0;           ///< Entries written to the shared tier.
-  std::uint64_t shared_errors = 0;           ///< Commands that failed or timed out, and calls skipped while it was down.
-  std::uint64_t shared_corrupt = 0;          ///< Values found invalid or foreign, deleted, and recomputed.
-  std::uint64_t shared_lease_waits = 0;      ///< Leaders that waited for another host's lease on the key.
+  std::uint64_t shared_hits = 0;         ///< Lookups answered by the shared tier.
+  std::uint64_t shared_misses = 0;       ///< Lookups the shared tier could not answer (errors included).
+  std::uint64_t shared_writes = 0;       ///< Entries written to the shared tier.
+  std::uint64_t shared_errors = 0;       ///< Commands that failed or timed out, and calls skipped while it was down.
+  std::uint64_t shared_corrupt = 0;      ///< Values found invalid or foreign, deleted, and recomputed.
+  std::uint64_t shared_lease_waits = 0;  ///< Leaders that waited for another host's lease on the key.
   std::uint64_t shared_lease_takeovers = 0;  ///< Leases taken after another host's lease lapsed without a value.
 };
 
 struct ServiceStats {
   // Counters.
-  std::uint64_t hits = 0;         ///< Memory-tier hits.
-  std::uint64_t misses = 0;       ///< Leaders: cacheable lookups that missed memory and were not merged.
-  std::uint64_t merged = 0;       ///< Followers that waited on a same-key leader.
-  std::uint64_t failed = 0;       ///< Leader encodes (or revalidations) that failed.
-  std::uint64_t uncacheable = 0;  ///< Requests whose input had no cache key.
-  std::uint64_t timeouts = 0;     ///< Callers that gave up at their deadline or the follower timeout.
-  std::uint64_t cancelled = 0;    ///< Callers that gave up on a stop request (CallOptions::stop).
-  std::uint64_t abandoned = 0;    ///< Loads whose every caller gave up: stopped or discarded, never cached.
-  std::uint64_t evictions = 0;    ///< Memory-tier evictions.
-  std::uint64_t oversize = 0;     ///< Artifacts returned but too large to cache.
-  std::uint64_t loads = 0;        ///< Leader loads finished, successful or not (Caffeine's load count).
-  std::uint64_t load_ns = 0;      ///< Time of those loads: second-tier lookup, encode, store, revalidate.
-  std::uint64_t encode_ns = 0;    ///< Time spent in encodes (leaders' and uncacheable requests').
-  std::uint64_t batches = 0;      ///< Successful encode_batch calls (M4b).
-  std::uint64_t batched_items = 0;  ///< Items encoded by successful encode_batch calls.
+  std::uint64_t hits = 0;            ///< Memory-tier hits.
+  std::uint64_t misses = 0;          ///< Leaders: cacheable lookups that missed memory and were not merged.
+  std::uint64_t merged = 0;          ///< Followers that waited on a same-key leader.
+  std::uint64_t failed = 0;          ///< Leader encodes (or revalidations) that failed.
+  std::uint64_t uncacheable = 0;     ///< Requests whose input had no cache key.
+  std::uint64_t timeouts = 0;        ///< Callers that gave up at their deadline or the follower timeout.
+  std::uint64_t cancelled = 0;       ///< Callers that gave up on a stop request (CallOptions::stop).
+  std::uint64_t abandoned = 0;       ///< Loads whose every caller gave up: stopped or discarded, never cached.
+  std::uint64_t evictions = 0;       ///< Memory-tier evictions.
+  std::uint64_t oversize = 0;        ///< Artifacts returned but too large to cache.
+  std::uint64_t loads = 0;           ///< Leader loads finished, successful or not (Caffeine's load count).
+  std::uint64_t load_ns = 0;         ///< Time of those loads: second-tier lookup, encode, store, revalidate.
+  std::uint64_t encode_ns = 0;       ///< Time spent in encodes (leaders' and uncacheable requests').
+  std::uint64_t batches = 0;         ///< Successful encode_batch calls (M4b).
+  std::uint64_t batched_items = 0;   ///< Items encoded by successful encode_batch calls.
   std::uint64_t failed_batches = 0;  ///< encode_batch calls that failed (their items were retried alone).
   /// batch_sizes[i] = number of successful batches of size i+1 (larger sizes go in the last).
   std::array<std::uint64_t, 16> batch_sizes{};

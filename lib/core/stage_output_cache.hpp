@@ -75,7 +75,7 @@ class StageOutputCache {
       Node* n = oldest->second;
       const Stamp used = n->second.used.load();
       if (used > oldest->first) {  // used since it was placed: place it at its last use, look again
-        order_.erase(oldest);     // (before any entry placed at the same instant: the one put is newest)
+        order_.erase(oldest);      // (before any entry placed at the same instant: the one put is newest)
         n->second.placed = order_.emplace_hint(order_.lower_bound(used), used, n);
         continue;
       }
@@ -148,7 +148,7 @@ class StageOutputCache {
   std::size_t max_bytes_;
   std::size_t bytes_ = 0;
   std::uint64_t evictions_ = 0;
-  std::uint64_t generation_ = 0;           ///< Exclusive calls so far; read (not written) by `find`.
+  std::uint64_t generation_ = 0;                              ///< Exclusive calls so far; read (not written) by `find`.
   static inline thread_local std::uint64_t thread_uses_ = 0;  ///< This thread's uses, of any cache.
   std::unordered_map<K, Entry, Hash> index_;
   Order order_;

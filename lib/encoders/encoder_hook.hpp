@@ -62,25 +62,23 @@ struct TensorInfo {
 
 /// Static description of an encoder family.
 struct ModelInfo {
-  std::string name;                ///< "fish-s2-pro", "qwen3-tts", "moss-tts-local".
+  std::string name;  ///< "fish-s2-pro", "qwen3-tts", "moss-tts-local".
   std::string description;
-  std::string encoder_id;          ///< ReferenceEncodeKey::encoder_id.
-  std::string artifact_kind;       ///< ReferenceEncodeKey::artifact_kind.
-  int sample_rate = 0;             ///< Input rate in Hz.
-  int samples_per_frame = 0;       ///< Input samples per output code frame.
-  double frame_rate = 0;           ///< Code frames per second.
+  std::string encoder_id;     ///< ReferenceEncodeKey::encoder_id.
+  std::string artifact_kind;  ///< ReferenceEncodeKey::artifact_kind.
+  int sample_rate = 0;        ///< Input rate in Hz.
+  int samples_per_frame = 0;  ///< Input samples per output code frame.
+  double frame_rate = 0;      ///< Code frames per second.
   std::vector<TensorInfo> artifact;
   std::vector<std::string> meta_keys;
-  bool reads_text = false;         ///< The reference text enters options_key.
-  bool can_encode_batch = false;   ///< Opts into the generic M4b surface.
+  bool reads_text = false;             ///< The reference text enters options_key.
+  bool can_encode_batch = false;       ///< Opts into the generic M4b surface.
   bool has_internal_batching = false;  ///< Batches inside its own encode path.
   std::vector<std::string> scales;
   bool loudness_normalised = false;
 
   /// Frames of code for `samples` input samples at sample_rate.
-  std::int64_t frames_for(std::int64_t samples) const {
-    return (samples + samples_per_frame - 1) / samples_per_frame;
-  }
+  std::int64_t frames_for(std::int64_t samples) const { return (samples + samples_per_frame - 1) / samples_per_frame; }
 };
 
 /// The three families, in a fixed order.
@@ -91,10 +89,10 @@ const ModelInfo& model_info(std::string_view model_name);
 
 /// Identity and cost of a built encoder.
 struct EncoderConfig {
-  std::string model_revision;      ///< "proxy-v1" or "module:<sha256 of the module file>".
-  std::string config_json;         ///< Canonical JSON of every artifact-changing setting.
-  std::string config_hash;         ///< SHA-256 hex of config_json (-> encoder_config_hash).
-  std::int64_t parameters = 0;     ///< Network parameter count (0 when unknown, e.g. TorchScript).
+  std::string model_revision;   ///< "proxy-v1" or "module:<sha256 of the module file>".
+  std::string config_json;      ///< Canonical JSON of every artifact-changing setting.
+  std::string config_hash;      ///< SHA-256 hex of config_json (-> encoder_config_hash).
+  std::int64_t parameters = 0;  ///< Network parameter count (0 when unknown, e.g. TorchScript).
 };
 
 /// Counters of a family's own internal batching (MOSS-TTS Local); all zero for the others.

@@ -32,8 +32,9 @@ const std::vector<ModelInfo>& models() {
     qwen.sample_rate = 24000;
     qwen.samples_per_frame = 1920;
     qwen.frame_rate = 12.5;
-    qwen.artifact = {{"ref_code", "int64", "[T, 16]", "T = ceil(samples / 1920), values 0..2047; absent with x_vector_only"},
-                     {"ref_spk_embedding", "float32", "[enc_dim]", "enc_dim 1024 (full), 512 (small), 128 (tiny)"}};
+    qwen.artifact = {
+        {"ref_code", "int64", "[T, 16]", "T = ceil(samples / 1920), values 0..2047; absent with x_vector_only"},
+        {"ref_spk_embedding", "float32", "[enc_dim]", "enc_dim 1024 (full), 512 (small), 128 (tiny)"}};
     qwen.meta_keys = {"model", "model_revision", "scale", "ref_text", "x_vector_only"};
     qwen.reads_text = true;
     qwen.scales = {"full", "small", "tiny"};
@@ -61,7 +62,8 @@ const std::vector<ModelInfo>& models() {
 const ModelInfo& model_info(std::string_view name) {
   for (const ModelInfo& m : models())
     if (m.name == name) return m;
-  throw Error(ErrorKind::config, "model '" + std::string(name) + "': unknown (known: fish-s2-pro, qwen3-tts, moss-tts-local)");
+  throw Error(ErrorKind::config,
+              "model '" + std::string(name) + "': unknown (known: fish-s2-pro, qwen3-tts, moss-tts-local)");
 }
 
 std::shared_ptr<ModelHook> make_hook(std::string_view name, const EncoderOptions& options) {

@@ -27,8 +27,8 @@ HostTensor to_host(const torch::Tensor& t) {
   std::vector<std::int64_t> shape(t.sizes().begin(), t.sizes().end());
   if (at::isIntegralType(t.scalar_type(), true)) {
     torch::Tensor c = t.to(torch::kCPU, torch::kInt64).contiguous();
-    return HostTensor::from_vector<std::int64_t>(shape, std::span<const std::int64_t>(c.data_ptr<std::int64_t>(),
-                                                                                     c.numel()));
+    return HostTensor::from_vector<std::int64_t>(shape,
+                                                 std::span<const std::int64_t>(c.data_ptr<std::int64_t>(), c.numel()));
   }
   torch::Tensor c = t.to(torch::kCPU, torch::kFloat32).contiguous();
   return HostTensor::from_vector<float>(shape, std::span<const float>(c.data_ptr<float>(), c.numel()));

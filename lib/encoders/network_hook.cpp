@@ -20,14 +20,13 @@ NetworkHook::NetworkHook(const ModelInfo& info, const EncoderOptions& options, s
 EncodeInput NetworkHook::normalize_input(const EncodeRequest& request) {
   EncodeInput in{audio::load_reference(request.source, options_.load), request.text, request.x_vector_only};
   const audio::LoadedReference& r = in.audio;
-  t_last_load = {r.timings, r.seconds(), r.samples.size(), r.sample_rate, r.source_rate, r.source_channels,
-                 r.source_format, r.content_key, r.gain_db};
+  t_last_load = {r.timings,         r.seconds(),     r.samples.size(), r.sample_rate, r.source_rate,
+                 r.source_channels, r.source_format, r.content_key,    r.gain_db};
   if (in.audio.sample_rate != info_.sample_rate)
     throw Error(ErrorKind::bad_input, request.source.describe() + ": decoded at " +
                                           std::to_string(in.audio.sample_rate) + " Hz, expected " +
                                           std::to_string(info_.sample_rate) + " Hz");
-  if (in.audio.samples.empty())
-    throw Error(ErrorKind::bad_input, request.source.describe() + ": no audio samples");
+  if (in.audio.samples.empty()) throw Error(ErrorKind::bad_input, request.source.describe() + ": no audio samples");
   return in;
 }
 
@@ -36,7 +35,7 @@ LoadSummary NetworkHook::last_load() const { return t_last_load; }
 std::optional<ReferenceEncodeKey> NetworkHook::cache_key(const EncodeInput& item) {
   if (item.audio.content_key.empty()) return std::nullopt;
   const EncoderConfig& c = network_->config();
-  return ReferenceEncodeKey{info_.name,         c.model_revision,        info_.encoder_id, c.config_hash,
+  return ReferenceEncodeKey{info_.name,          c.model_revision,       info_.encoder_id, c.config_hash,
                             info_.artifact_kind, item.audio.content_key, options_key(item)};
 }
 

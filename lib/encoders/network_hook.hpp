@@ -26,7 +26,9 @@ class NetworkHook : public ModelHook {
   Artifact encode_one(const EncodeInput& item) override;
   Artifact store_artifact(const Artifact& artifact) override { return artifact.compacted(); }
   Artifact load_artifact(const Artifact& stored) override { return stored.widened(); }
-  bool revalidate(const EncodeInput& item, const ReferenceEncodeKey&) override { return audio::still_current(item.audio); }
+  bool revalidate(const EncodeInput& item, const ReferenceEncodeKey&) override {
+    return audio::still_current(item.audio);
+  }
   std::size_t stored_bytes(const Artifact& stored) const override { return stored.byte_size(); }
 
   const ModelInfo& info() const override { return info_; }

@@ -268,7 +268,7 @@ torch::Tensor windowed_causal_attention(const torch::Tensor& q, const torch::Ten
   torch::Tensor kp = at::constant_pad_nd(k, {0, 0, w - 1, tq - t});
   torch::Tensor vp = at::constant_pad_nd(v, {0, 0, w - 1, tq - t});
   torch::Tensor qp = at::constant_pad_nd(q, {0, 0, 0, tq - t}).reshape({b, h, nblk, kQueryBlock, dh});
-  torch::Tensor kwin = kp.unfold(2, l, kQueryBlock);                 // [B, H, nblk, dh, L]
+  torch::Tensor kwin = kp.unfold(2, l, kQueryBlock);                    // [B, H, nblk, dh, L]
   torch::Tensor vwin = vp.unfold(2, l, kQueryBlock).transpose(-1, -2);  // [B, H, nblk, L, dh]
   torch::Tensor scores = at::matmul(qp, kwin.contiguous()) * (1.0 / std::sqrt(static_cast<double>(dh)));
   // Key j of block n is frame n*Q - W + 1 + j; query i is frame n*Q + i.
@@ -332,8 +332,8 @@ torch::Tensor CausalTransformerImpl::forward(const torch::Tensor& input) {
   return x;
 }
 
-ResidualVQImpl::ResidualVQImpl(SeededInit& init, std::int64_t dim, std::vector<std::int64_t> sizes,
-                               std::int64_t cb_dim, bool cos)
+ResidualVQImpl::ResidualVQImpl(SeededInit& init, std::int64_t dim, std::vector<std::int64_t> sizes, std::int64_t cb_dim,
+                               bool cos)
     : cosine(cos) {
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     const std::string p = "stage" + std::to_string(i) + "_";
@@ -378,11 +378,10 @@ torch::Device device_of(const std::string& device) {
     try {
       torch::Device d(device);
       if (d.has_index() && d.index() >= static_cast<int>(torch::cuda::device_count()))
-        throw Error(ErrorKind::config, "device '" + device + "': only " +
-                                           std::to_string(torch::cuda::device_count()) + " CUDA device(s)");
+        throw Error(ErrorKind::config,
+                    "device '" + device + "': only " + std::to_string(torch::cuda::device_count()) + " CUDA device(s)");
       return d;
-    } catch (const c10::Error&) {
-    }
+    } catch (const c10::Error&) {}
   }
   throw Error(ErrorKind::config, "device '" + device + "': expected cpu or cuda:N");
 }

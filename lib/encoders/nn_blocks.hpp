@@ -56,8 +56,8 @@ torch::Tensor snake(const torch::Tensor& x, const torch::Tensor& alpha);
 /// Causal 1-D convolution (left padding (k-1)*dilation - (stride-1)); weight normalisation folded
 /// at init. The input length must be a multiple of the stride; output length = input / stride.
 struct CausalConv1dImpl : torch::nn::Module {
-  CausalConv1dImpl(SeededInit& init, std::int64_t cin, std::int64_t cout, std::int64_t kernel,
-                   std::int64_t stride = 1, std::int64_t dilation = 1, std::int64_t groups = 1, bool bias = true);
+  CausalConv1dImpl(SeededInit& init, std::int64_t cin, std::int64_t cout, std::int64_t kernel, std::int64_t stride = 1,
+                   std::int64_t dilation = 1, std::int64_t groups = 1, bool bias = true);
   torch::Tensor forward(const torch::Tensor& x);
   torch::Tensor weight, bias;
   std::int64_t kernel, stride, dilation, groups;
@@ -74,9 +74,9 @@ TORCH_MODULE(Linear);
 
 struct TransformerConfig {
   std::int64_t dim = 64, heads = 4, ffn = 256, layers = 1, window = 128;
-  bool rms_norm = false;     ///< RMSNorm (else LayerNorm).
-  bool swiglu = false;       ///< SwiGLU FFN (else GELU MLP).
-  double layer_scale = 0;    ///< LayerScale init (0 = none).
+  bool rms_norm = false;   ///< RMSNorm (else LayerNorm).
+  bool swiglu = false;     ///< SwiGLU FFN (else GELU MLP).
+  double layer_scale = 0;  ///< LayerScale init (0 = none).
   bool qkv_bias = false;
 };
 

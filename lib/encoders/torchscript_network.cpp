@@ -43,8 +43,8 @@ class TorchScriptNetwork final : public Network {
       module_ = torch::jit::load(s.module_path, device_);
     } catch (const std::exception& e) {
       std::string what = e.what();
-      throw Error(ErrorKind::config, "module '" + s.module_path + "': not a TorchScript module (" +
-                                         what.substr(0, what.find('\n')) + ")");
+      throw Error(ErrorKind::config,
+                  "module '" + s.module_path + "': not a TorchScript module (" + what.substr(0, what.find('\n')) + ")");
     }
     module_.eval();
     if (dtype_ != torch::kFloat32) module_.to(dtype_);

@@ -109,7 +109,8 @@ void check_zip_records(std::span<const char> b, std::uint64_t min_version, std::
     if ((le(b, p + 38, 4) & 0x10) || name.ends_with('/')) bad_zip("record " + std::to_string(i) + " is a folder");
     if (packed != unpacked || packed == kSaturated || local == kSaturated)
       bad_zip("record " + std::to_string(i) + " has inconsistent sizes");
-    if (local > size || kLocalSize + packed > size - local) bad_zip("record " + std::to_string(i) + " lies outside the file");
+    if (local > size || kLocalSize + packed > size - local)
+      bad_zip("record " + std::to_string(i) + " lies outside the file");
     records.push_back({name, local, packed});
     p += static_cast<std::size_t>(header);
   }
@@ -135,8 +136,8 @@ void check_zip_records(std::span<const char> b, std::uint64_t min_version, std::
 void check_pickle(std::span<const char> pk) {
   const std::size_t n = pk.size();
   std::size_t i = 0;
-  std::uint64_t memo = 0;          // memo slots defined so far: writers number them 0, 1, 2, ...
-  std::uint64_t depth = 0;         // values on the stack
+  std::uint64_t memo = 0;            // memo slots defined so far: writers number them 0, 1, 2, ...
+  std::uint64_t depth = 0;           // values on the stack
   std::vector<std::uint64_t> marks;  // stack depth at each open MARK
   std::size_t op_at = 0;
   auto fail = [&](const std::string& why) { bad_pickle(why + " at offset " + std::to_string(op_at)); };
@@ -188,6 +189,8 @@ void check_pickle(std::span<const char> pk) {
   while (i < n) {
     op_at = i;
     const auto op = static_cast<unsigned char>(pk[i++]);
+    // One opcode per line, as the pickle format lists them.
+    // clang-format off
     switch (op) {
       case '.':  // STOP: the reader stops here too, and returns the one value left
         if (depth != 1 || !marks.empty()) fail("STOP with " + std::to_string(depth) + " values on the stack");
@@ -239,6 +242,7 @@ void check_pickle(std::span<const char> pk) {
       case 'i': skip_line(); skip_line(); to_mark(); ++depth; break;  // INST
       default: fail("unknown opcode " + std::to_string(op));
     }
+    // clang-format on
   }
   bad_pickle("no STOP opcode");
 }

@@ -53,8 +53,8 @@ std::int64_t HostTensor::numel() const noexcept {
 
 void HostTensor::check_type(DType want) const {
   if (want != dtype_)
-    throw Error(ErrorKind::config, "HostTensor: is " + std::string(to_string(dtype_)) + ", not " +
-                                       std::string(to_string(want)));
+    throw Error(ErrorKind::config,
+                "HostTensor: is " + std::string(to_string(dtype_)) + ", not " + std::string(to_string(want)));
 }
 
 namespace {
@@ -146,8 +146,7 @@ Artifact Artifact::compacted() const {
 Artifact Artifact::widened() const {
   Artifact a;
   a.meta = meta;
-  for (const auto& [name, t] : tensors)
-    a.tensors.emplace(name, t.dtype() == DType::float32 ? t : t.to(DType::int64));
+  for (const auto& [name, t] : tensors) a.tensors.emplace(name, t.dtype() == DType::float32 ? t : t.to(DType::int64));
   return a;
 }
 
@@ -162,7 +161,9 @@ ArtifactParity artifact_parity(const Artifact& batched, const Artifact& single) 
   if (batched == single) return p;
   p.identical = false;
   if (batched.meta != single.meta) ++p.mismatched_codes;
-  auto all_of = [](const HostTensor* t) { return static_cast<std::uint64_t>(std::max<std::int64_t>(t ? t->numel() : 0, 1)); };
+  auto all_of = [](const HostTensor* t) {
+    return static_cast<std::uint64_t>(std::max<std::int64_t>(t ? t->numel() : 0, 1));
+  };
   auto compare = [&](const std::string& name) {
     auto a = batched.tensors.find(name), b = single.tensors.find(name);
     const HostTensor* x = a == batched.tensors.end() ? nullptr : &a->second;
@@ -175,8 +176,10 @@ ArtifactParity artifact_parity(const Artifact& batched, const Artifact& single) 
       auto u = x->values<float>(), v = y->values<float>();
       for (std::size_t i = 0; i < u.size(); ++i) {
         const double d = std::abs(static_cast<double>(u[i]) - static_cast<double>(v[i]));
-        if (d != d) ++p.mismatched_codes;  // NaN on one side only
-        else p.max_abs_diff = std::max(p.max_abs_diff, d);
+        if (d != d)
+          ++p.mismatched_codes;  // NaN on one side only
+        else
+          p.max_abs_diff = std::max(p.max_abs_diff, d);
       }
       return;
     }

@@ -33,12 +33,28 @@ std::string_view to_string(DType dtype) noexcept;
 DType dtype_from_string(std::string_view name);
 std::size_t element_size(DType dtype) noexcept;
 
-template <class T> constexpr DType dtype_of();
-template <> constexpr DType dtype_of<std::uint8_t>() { return DType::uint8; }
-template <> constexpr DType dtype_of<std::int16_t>() { return DType::int16; }
-template <> constexpr DType dtype_of<std::int32_t>() { return DType::int32; }
-template <> constexpr DType dtype_of<std::int64_t>() { return DType::int64; }
-template <> constexpr DType dtype_of<float>() { return DType::float32; }
+template <class T>
+constexpr DType dtype_of();
+template <>
+constexpr DType dtype_of<std::uint8_t>() {
+  return DType::uint8;
+}
+template <>
+constexpr DType dtype_of<std::int16_t>() {
+  return DType::int16;
+}
+template <>
+constexpr DType dtype_of<std::int32_t>() {
+  return DType::int32;
+}
+template <>
+constexpr DType dtype_of<std::int64_t>() {
+  return DType::int64;
+}
+template <>
+constexpr DType dtype_of<float>() {
+  return DType::float32;
+}
 
 class HostTensor {
  public:

@@ -17,8 +17,7 @@ constexpr std::chrono::milliseconds kLockPollMax{50};
 
 void subtract(std::atomic<std::uint64_t>& total, std::uint64_t n) noexcept {
   std::uint64_t cur = total.load();
-  while (!total.compare_exchange_weak(cur, cur > n ? cur - n : 0)) {
-  }
+  while (!total.compare_exchange_weak(cur, cur > n ? cur - n : 0)) {}
 }
 
 std::string first_component(const fs::path& rel) { return rel.empty() ? std::string() : rel.begin()->string(); }
@@ -127,8 +126,7 @@ std::shared_ptr<const Artifact> DiskTier::read_entry(const ReferenceEncodeKey& k
     const fs::path rel = relative_path(key);
     FileRead r = folder_.read(rel, options_.max_entry_bytes, /*touch=*/true);
     switch (r.status) {
-      case ReadStatus::absent:
-        return nullptr;
+      case ReadStatus::absent: return nullptr;
       case ReadStatus::too_large:
         if (log::level() <= log::Level::debug)
           log::debug("disk cache: " + (folder_.dir() / rel).string() + " is " + std::to_string(r.size) +
@@ -200,14 +198,14 @@ void DiskTier::maybe_evict() noexcept {
     if (!lock.owns_lock()) return;  // another thread is evicting
     // Evict to 90% of the bound so that the next scan is many writes away.
     evict_to(options_.max_disk_bytes / 10 * 9, options_.max_disk_bytes);
-  } catch (...) {
-  }
+  } catch (...) {}
 }
 
 GcReport DiskTier::evict_to(std::uint64_t target, std::uint64_t bound) {
   GcReport g;
   std::vector<EntryFile> files;
-  g.stale_temp_files = folder_.walk({}, [&](const EntryFile& f) { files.push_back(f); }, options_.stale_temp_age);
+  g.stale_temp_files = folder_.walk(
+      {}, [&](const EntryFile& f) { files.push_back(f); }, options_.stale_temp_age);
   for (const auto& f : files) g.bytes_before += f.size;
   g.entries_before = files.size();
   std::uint64_t total = g.bytes_before;
@@ -239,13 +237,16 @@ GcReport DiskTier::evict_to(std::uint64_t target, std::uint64_t bound) {
 ScanReport DiskTier::scan() const {
   ScanReport s;
   if (!folder_.enabled()) return s;
-  s.stale_temp_files = folder_.walk({}, [&](const EntryFile& f) {
-    ModelUsage& m = s.models[first_component(f.rel)];
-    ++m.entries;
-    m.bytes += f.size;
-    ++s.entries;
-    s.bytes += f.size;
-  }, options_.stale_temp_age);
+  s.stale_temp_files = folder_.walk(
+      {},
+      [&](const EntryFile& f) {
+        ModelUsage& m = s.models[first_component(f.rel)];
+        ++m.entries;
+        m.bytes += f.size;
+        ++s.entries;
+        s.bytes += f.size;
+      },
+      options_.stale_temp_age);
   return s;
 }
 
@@ -254,9 +255,12 @@ GcReport DiskTier::gc(std::optional<std::uint64_t> max_bytes) {
   std::lock_guard lock(gc_mutex_);
   const std::uint64_t bound = max_bytes.value_or(options_.max_disk_bytes);
   GcReport g = evict_to(bound, bound);
-  folder_.walk({}, [&](const EntryFile& f) {
-    if (clean_stale_lock(f.path)) ++g.stale_lock_files;
-  }, options_.stale_temp_age, ".lock");
+  folder_.walk(
+      {},
+      [&](const EntryFile& f) {
+        if (clean_stale_lock(f.path)) ++g.stale_lock_files;
+      },
+      options_.stale_temp_age, ".lock");
   return g;
 }
 
@@ -264,7 +268,8 @@ std::uint64_t DiskTier::clear(const std::optional<std::string>& model_id) {
   if (!folder_.enabled()) return 0;
   std::vector<fs::path> rels;
   fs::path sub = model_id ? fs::path(sanitize_component(*model_id)) : fs::path();
-  folder_.walk(sub, [&](const EntryFile& f) { rels.push_back(f.rel); }, options_.stale_temp_age);
+  folder_.walk(
+      sub, [&](const EntryFile& f) { rels.push_back(f.rel); }, options_.stale_temp_age);
   std::uint64_t removed = 0;
   for (const auto& rel : rels) {
     std::uint64_t n = folder_.remove(rel);
@@ -280,7 +285,8 @@ VerifyReport DiskTier::verify(bool remove) {
   VerifyReport v;
   if (!folder_.enabled()) return v;
   std::vector<EntryFile> files;
-  folder_.walk({}, [&](const EntryFile& f) { files.push_back(f); }, options_.stale_temp_age);
+  folder_.walk(
+      {}, [&](const EntryFile& f) { files.push_back(f); }, options_.stale_temp_age);
   for (const auto& f : files) {
     ++v.checked;
     std::string reason;

@@ -39,10 +39,10 @@
 namespace refenc::store {
 
 struct DiskTierOptions {
-  std::string root;                                  ///< Empty: default_cache_root().
-  std::uint64_t max_disk_bytes = 2ull << 30;         ///< Bound on the bytes of all entries.
-  std::uint64_t max_entry_bytes = 256ull << 20;      ///< Larger entries are refused on write and on load.
-  std::chrono::seconds stale_temp_age{600};          ///< Temporary files older than this are deleted.
+  std::string root;                              ///< Empty: default_cache_root().
+  std::uint64_t max_disk_bytes = 2ull << 30;     ///< Bound on the bytes of all entries.
+  std::uint64_t max_entry_bytes = 256ull << 20;  ///< Larger entries are refused on write and on load.
+  std::chrono::seconds stale_temp_age{600};      ///< Temporary files older than this are deleted.
 };
 
 /// Entries and bytes of one model folder.

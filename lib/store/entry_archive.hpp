@@ -26,12 +26,12 @@ namespace refenc::store {
 struct PickledValue {
   enum class Kind { other, integer, string, tensor, dict };
   Kind kind = Kind::other;
-  std::int64_t integer = 0;         ///< kind integer.
-  std::string text;                 ///< kind string.
-  std::optional<HostTensor> tensor; ///< kind tensor, when usable: dense, on the CPU, in a refenc dtype.
-  std::string tensor_problem;       ///< kind tensor, when not usable: why ("has unsupported dtype Double").
-  std::vector<PickledValue> keys;   ///< kind dict: keys, in stored order.
-  std::vector<PickledValue> values; ///< kind dict: values, parallel to keys.
+  std::int64_t integer = 0;          ///< kind integer.
+  std::string text;                  ///< kind string.
+  std::optional<HostTensor> tensor;  ///< kind tensor, when usable: dense, on the CPU, in a refenc dtype.
+  std::string tensor_problem;        ///< kind tensor, when not usable: why ("has unsupported dtype Double").
+  std::vector<PickledValue> keys;    ///< kind dict: keys, in stored order.
+  std::vector<PickledValue> values;  ///< kind dict: values, parallel to keys.
 };
 
 /// One named record of an archive ("data.pkl", "data/0"); `bytes` must outlive the call it is passed to.

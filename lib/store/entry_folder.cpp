@@ -24,9 +24,7 @@ constexpr std::string_view kTempPrefix = ".tmp-";
 
 std::string errno_text(int e) { return std::error_code(e, std::generic_category()).message(); }
 
-bool disables_folder(int e) {
-  return e == ENOSPC || e == EDQUOT || e == EROFS || e == EACCES || e == EPERM;
-}
+bool disables_folder(int e) { return e == ENOSPC || e == EDQUOT || e == EROFS || e == EACCES || e == EPERM; }
 
 /// Creates `dir` if missing (0700) and checks it is a folder owned by this user; "" or the reason.
 std::string ensure_own_folder(const fs::path& dir) {
@@ -93,8 +91,8 @@ std::string sanitize_component(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (char c : text) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-              c == '-';
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
     out += ok ? c : '_';
   }
   if (!out.empty() && out.front() == '.') out.front() = '_';
@@ -217,8 +215,10 @@ FileWrite EntryFolder::write(const fs::path& rel, std::span<const char> bytes) n
       }
     }
     if (!out.ok) {
-      if (disables_folder(out.error)) disable(why);
-      else if (log::level() <= log::Level::debug) log::debug(label_ + ": write failed: " + why);
+      if (disables_folder(out.error))
+        disable(why);
+      else if (log::level() <= log::Level::debug)
+        log::debug(label_ + ": write failed: " + why);
     }
   } catch (...) {
     out.ok = false;
@@ -283,7 +283,8 @@ bool EntryFolder::remove_if_same(const fs::path& rel, const FileId& id) const no
     const fs::path path = dir_ / rel;
     struct stat st {};
     if (::lstat(path.c_str(), &st) != 0) return false;
-    if (static_cast<std::uint64_t>(st.st_dev) != id.dev || static_cast<std::uint64_t>(st.st_ino) != id.ino) return false;
+    if (static_cast<std::uint64_t>(st.st_dev) != id.dev || static_cast<std::uint64_t>(st.st_ino) != id.ino)
+      return false;
     return ::unlink(path.c_str()) == 0;
   } catch (...) {
     return false;
@@ -334,8 +335,7 @@ std::size_t EntryFolder::walk(const fs::path& sub, const std::function<void(cons
       f.mtime = st.st_mtim;
       fn(f);
     }
-  } catch (...) {
-  }
+  } catch (...) {}
   return stale;
 }
 

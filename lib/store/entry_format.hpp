@@ -35,6 +35,7 @@ std::vector<char> encode_entry(const std::string& key_text, const Artifact& arti
 /// The artifact in `bytes`; throws EntryError when the bytes are not an entry, the version is not
 /// kEntryFormat, the stored key is not `expected_key` (skipped when empty) or the checksum differs.
 /// `stored_key`, when given, receives the key string found in the entry.
-Artifact decode_entry(const std::vector<char>& bytes, const std::string& expected_key, std::string* stored_key = nullptr);
+Artifact decode_entry(const std::vector<char>& bytes, const std::string& expected_key,
+                      std::string* stored_key = nullptr);
 
 }  // namespace refenc::store

@@ -14,7 +14,8 @@ bool same_file(const struct stat& a, const struct stat& b) { return a.st_dev == 
 
 /// True while `path` names the file open as `fd`.
 bool still_named(int fd, const std::filesystem::path& path) {
-  struct stat held {}, named {};
+  struct stat held {
+  }, named{};
   return ::fstat(fd, &held) == 0 && ::lstat(path.c_str(), &named) == 0 && same_file(held, named);
 }
 

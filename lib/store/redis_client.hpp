@@ -30,8 +30,8 @@ namespace refenc::store {
 struct RedisReply {
   enum class Type { nil, string, integer, status, array, error };
   Type type = Type::nil;
-  std::string str;               ///< string, status and error replies.
-  long long integer = 0;         ///< integer replies.
+  std::string str;                   ///< string, status and error replies.
+  long long integer = 0;             ///< integer replies.
   std::vector<RedisReply> elements;  ///< array replies.
 
   bool is_ok() const { return type == Type::status && str == "OK"; }
@@ -41,10 +41,10 @@ struct RedisClientOptions {
   RedisEndpoint endpoint;
   std::chrono::milliseconds connect_timeout{250};
   std::chrono::milliseconds command_timeout{250};
-  std::size_t max_connections = 8;                   ///< Callers beyond this wait up to command_timeout.
-  std::chrono::milliseconds backoff_initial{500};    ///< First time the circuit stays open.
+  std::size_t max_connections = 8;                 ///< Callers beyond this wait up to command_timeout.
+  std::chrono::milliseconds backoff_initial{500};  ///< First time the circuit stays open.
   std::chrono::milliseconds backoff_max{30'000};
-  std::string label = "shared cache";                ///< Names the server in the warning.
+  std::string label = "shared cache";  ///< Names the server in the warning.
 };
 
 /// Counters of a RedisClient.

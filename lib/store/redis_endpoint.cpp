@@ -11,8 +11,7 @@ namespace refenc::store {
 namespace {
 
 [[noreturn]] void bad(const std::string& why) {
-  throw Error(ErrorKind::config,
-              "shared cache URL: " + why + " (expected redis://[user[:password]@]host[:port][/db])");
+  throw Error(ErrorKind::config, "shared cache URL: " + why + " (expected redis://[user[:password]@]host[:port][/db])");
 }
 
 int parse_number(std::string_view text, int max, const char* what) {
@@ -30,8 +29,8 @@ int parse_number(std::string_view text, int max, const char* what) {
 std::string percent_decode(std::string_view text) {
   std::string out;
   for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '%' && i + 2 < text.size() &&
-        std::isxdigit(static_cast<unsigned char>(text[i + 1])) && std::isxdigit(static_cast<unsigned char>(text[i + 2]))) {
+    if (text[i] == '%' && i + 2 < text.size() && std::isxdigit(static_cast<unsigned char>(text[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(text[i + 2]))) {
       out += static_cast<char>(std::stoi(std::string(text.substr(i + 1, 2)), nullptr, 16));
       i += 2;
     } else {

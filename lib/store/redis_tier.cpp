@@ -310,15 +310,15 @@ void RedisTier::check_server_once() noexcept {
     const std::string& policy = pol->elements[1].str;
     const std::string where = "shared cache " + display();
     if (maxmemory && *maxmemory == 0) {
-      log::warn(where + " has no memory limit (maxmemory 0): it grows without bound; set maxmemory and "
-                        "maxmemory-policy allkeys-lru");
+      log::warn(where +
+                " has no memory limit (maxmemory 0): it grows without bound; set maxmemory and "
+                "maxmemory-policy allkeys-lru");
     } else if (policy == "noeviction" || (policy.rfind("volatile-", 0) == 0 && options_.ttl.count() == 0)) {
       log::warn(where + " evicts nothing (maxmemory-policy " + policy +
                 (policy == "noeviction" ? "" : " and values have no TTL") +
                 "): writes fail once it is full; use allkeys-lru");
     }
-  } catch (...) {
-  }
+  } catch (...) {}
 }
 
 RedisServerInfo RedisTier::server_info(std::uint64_t max_scan) {

@@ -46,16 +46,16 @@ namespace refenc::store {
 inline constexpr const char* kSharedCacheEnv = "REFENC_SHARED_CACHE";
 
 struct RedisTierOptions {
-  std::string url;                                   ///< redis://[user[:password]@]host[:port][/db]
-  std::string prefix;                                ///< Deployment prefix: [A-Za-z0-9._-], at most 64 bytes.
-  std::chrono::seconds ttl{0};                       ///< Expiry of each value; 0: none (the server's LRU bounds it).
+  std::string url;              ///< redis://[user[:password]@]host[:port][/db]
+  std::string prefix;           ///< Deployment prefix: [A-Za-z0-9._-], at most 64 bytes.
+  std::chrono::seconds ttl{0};  ///< Expiry of each value; 0: none (the server's LRU bounds it).
   std::chrono::milliseconds connect_timeout{250};
   std::chrono::milliseconds command_timeout{250};
-  std::chrono::milliseconds lease_ttl{10'000};       ///< How long a lease outlives a holder that stopped renewing it.
-  std::chrono::milliseconds poll_max{50};            ///< Longest pause between a follower's polls.
-  std::uint64_t max_value_bytes = 64ull << 20;       ///< Larger entries are neither written nor read.
+  std::chrono::milliseconds lease_ttl{10'000};  ///< How long a lease outlives a holder that stopped renewing it.
+  std::chrono::milliseconds poll_max{50};       ///< Longest pause between a follower's polls.
+  std::uint64_t max_value_bytes = 64ull << 20;  ///< Larger entries are neither written nor read.
   std::size_t max_connections = 8;
-  bool allow_insecure = false;                       ///< Allow a non-loopback server without a password.
+  bool allow_insecure = false;  ///< Allow a non-loopback server without a password.
 };
 
 /// What `CONFIG GET` and `INFO` say about the server (fields empty when it refused to say).
@@ -65,9 +65,9 @@ struct RedisServerInfo {
   std::optional<std::uint64_t> maxmemory;
   std::string policy;
   std::optional<std::uint64_t> used_memory;
-  std::uint64_t entries = 0;     ///< Values under this tier's prefix and format (counted with SCAN).
-  bool entries_capped = false;   ///< The count stopped at its cap.
-  std::string failure;           ///< Why it is unreachable.
+  std::uint64_t entries = 0;    ///< Values under this tier's prefix and format (counted with SCAN).
+  bool entries_capped = false;  ///< The count stopped at its cap.
+  std::string failure;          ///< Why it is unreachable.
 };
 
 class RedisTier final : public SecondTier<Artifact> {
@@ -107,10 +107,9 @@ class RedisTier final : public SecondTier<Artifact> {
 
   RedisTierOptions options_;
   std::shared_ptr<RedisClient> client_;  // shared with the leases handed out
-  std::string namespace_;  // "[<prefix>:]refenc:v<FORMAT>:"
+  std::string namespace_;                // "[<prefix>:]refenc:v<FORMAT>:"
   std::atomic<bool> checked_{false};
-  std::atomic<std::uint64_t> hits_{0}, misses_{0}, writes_{0}, errors_{0}, corrupt_{0}, lease_waits_{0},
-      takeovers_{0};
+  std::atomic<std::uint64_t> hits_{0}, misses_{0}, writes_{0}, errors_{0}, corrupt_{0}, lease_waits_{0}, takeovers_{0};
 };
 
 /// A RedisTier for a service, the CLI or the profiler.

@@ -13,7 +13,9 @@ SharedVoiceCache::SharedVoiceCache(std::shared_ptr<VoiceCache> local, std::share
   namespace_ = (prefix.empty() ? "" : prefix + ":") + "refenc:voices:v" + std::to_string(kEntryFormat) + ":";
 }
 
-std::string SharedVoiceCache::hash_key(const std::string& voice_name) const { return namespace_ + "voice:" + voice_name; }
+std::string SharedVoiceCache::hash_key(const std::string& voice_name) const {
+  return namespace_ + "voice:" + voice_name;
+}
 
 std::string SharedVoiceCache::scoped(const std::string& canonical) const {
   const std::string& prefix = shared_->options().prefix;
@@ -43,7 +45,8 @@ std::shared_ptr<const Artifact> SharedVoiceCache::get(const VoiceKey& key) {
   std::shared_ptr<const Artifact> out;
   if (r->type == RedisReply::Type::string) {
     try {
-      out = std::make_shared<const Artifact>(decode_entry(std::vector<char>(r->str.begin(), r->str.end()), scoped(canonical)));
+      out = std::make_shared<const Artifact>(
+          decode_entry(std::vector<char>(r->str.begin(), r->str.end()), scoped(canonical)));
       local_->put(key, *out);
     } catch (const EntryError& e) {
       {
@@ -118,8 +121,7 @@ std::vector<VoiceKey> SharedVoiceCache::shared_keys(std::string_view voice_name)
   for (const RedisReply& f : fields->elements) {
     try {
       out.push_back(VoiceKey::from_canonical(f.str));
-    } catch (const Error&) {
-    }
+    } catch (const Error&) {}
   }
   return out;
 }
@@ -137,8 +139,7 @@ std::vector<VoiceKey> SharedVoiceCache::shared_list() {
       for (const RedisReply& f : fields->elements) {
         try {
           out.push_back(VoiceKey::from_canonical(f.str));
-        } catch (const Error&) {
-        }
+        } catch (const Error&) {}
       }
     }
   } while (cursor != "0");

@@ -39,7 +39,7 @@ TierLookup<Artifact> TierChain::load_or_lead(const ReferenceEncodeKey& key, std:
   // This process leads: both leases are held until the service has written through to both tiers.
   if (local.lease && found.lease)
     found.lease = std::make_shared<std::pair<std::shared_ptr<void>, std::shared_ptr<void>>>(std::move(local.lease),
-                                                                                             std::move(found.lease));
+                                                                                            std::move(found.lease));
   else if (local.lease)
     found.lease = std::move(local.lease);
   return found;

@@ -24,8 +24,8 @@ bool has_control(std::string_view s) {
 std::string check_field(std::string_view what, std::string_view value) {
   if (value.empty()) throw Error(ErrorKind::bad_input, std::string(what) + " is empty");
   if (value.size() > kMaxField)
-    throw Error(ErrorKind::bad_input, std::string(what) + " '" + std::string(value.substr(0, 16)) + "...' is longer than " +
-                                          std::to_string(kMaxField) + " bytes");
+    throw Error(ErrorKind::bad_input, std::string(what) + " '" + std::string(value.substr(0, 16)) +
+                                          "...' is longer than " + std::to_string(kMaxField) + " bytes");
   if (has_control(value)) throw Error(ErrorKind::bad_input, std::string(what) + " contains control characters");
   return std::string(value);
 }
@@ -66,7 +66,8 @@ std::string VoiceCache::normalize_voice_name(std::string_view name) {
   if (name.empty()) throw Error(ErrorKind::bad_input, "voice name is empty");
   const std::string shown(name.substr(0, 32));
   if (name.size() > kMaxField)
-    throw Error(ErrorKind::bad_input, "voice name '" + shown + "...' is longer than " + std::to_string(kMaxField) + " bytes");
+    throw Error(ErrorKind::bad_input,
+                "voice name '" + shown + "...' is longer than " + std::to_string(kMaxField) + " bytes");
   if (has_control(name)) throw Error(ErrorKind::bad_input, "voice name contains control characters");
   if (name.find('/') != std::string_view::npos || name.find('\\') != std::string_view::npos)
     throw Error(ErrorKind::bad_input, "voice name '" + shown + "' contains a path separator");

@@ -55,20 +55,20 @@ struct VoiceCacheOptions {
 };
 
 struct VoiceCacheStats {
-  std::uint64_t entries = 0;        ///< In memory (all pinned).
-  std::uint64_t memory_bytes = 0;   ///< Of the entries in memory.
+  std::uint64_t entries = 0;       ///< In memory (all pinned).
+  std::uint64_t memory_bytes = 0;  ///< Of the entries in memory.
   std::uint64_t max_voices = 0;
-  std::uint64_t hit_count = 0;      ///< get() answered from memory or disk.
+  std::uint64_t hit_count = 0;  ///< get() answered from memory or disk.
   std::uint64_t miss_count = 0;
-  std::uint64_t cap_refusals = 0;   ///< put() calls refused at the voice cap.
+  std::uint64_t cap_refusals = 0;                 ///< put() calls refused at the voice cap.
   std::uint64_t delete_invalidation_counter = 0;  ///< clear_voice() calls that removed something.
 };
 
 /// One stored voice entry, as list() reports it.
 struct VoiceEntry {
-  VoiceKey key;               ///< voice_name as stored (lower case).
-  std::uint64_t bytes = 0;    ///< File size (or artifact bytes when memory-only).
-  std::string path;           ///< Empty when memory-only.
+  VoiceKey key;             ///< voice_name as stored (lower case).
+  std::uint64_t bytes = 0;  ///< File size (or artifact bytes when memory-only).
+  std::string path;         ///< Empty when memory-only.
 };
 
 class VoiceCache {
@@ -137,7 +137,7 @@ class VoiceCache {
   std::uint64_t memory_bytes_ = 0;
   VoiceCacheStats counters_;
   std::unordered_map<std::string, std::uint64_t> removals_;  ///< clear_voice() calls per voice name.
-  std::uint64_t clears_ = 0;                                  ///< clear() calls.
+  std::uint64_t clears_ = 0;                                 ///< clear() calls.
 };
 
 }  // namespace refenc::store

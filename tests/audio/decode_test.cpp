@@ -116,8 +116,8 @@ TEST_CASE("16-bit PCM decodes to exactly what libsndfile's float reading gives",
   TempDir dir;
   const long frames = 3 * 4096 + 77;  // several chunks and a partial one
   for (int channels : {1, 2, 3}) {
-    for (int format : {SF_FORMAT_WAV | SF_FORMAT_PCM_16, SF_FORMAT_FLAC | SF_FORMAT_PCM_16,
-                       SF_FORMAT_AIFF | SF_FORMAT_PCM_16}) {
+    for (int format :
+         {SF_FORMAT_WAV | SF_FORMAT_PCM_16, SF_FORMAT_FLAC | SF_FORMAT_PCM_16, SF_FORMAT_AIFF | SF_FORMAT_PCM_16}) {
       const std::string path = dir.file("pcm16");
       REQUIRE(write_audio(path, format, 48000, channels, frames));
       SF_INFO info{};

@@ -104,8 +104,12 @@ inline std::string encode_base64(const std::string& bytes) {
 inline std::string wav_bytes(int channels, int rate, int bits, std::uint32_t declared_data_bytes,
                              std::size_t data_bytes, int format_tag = 1) {
   std::string out;
-  auto u32 = [&](std::uint32_t v) { for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff)); };
-  auto u16 = [&](std::uint32_t v) { for (int i = 0; i < 2; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff)); };
+  auto u32 = [&](std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  };
+  auto u16 = [&](std::uint32_t v) {
+    for (int i = 0; i < 2; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  };
   const std::uint32_t block = static_cast<std::uint32_t>(channels * bits / 8);
   out += "RIFF";
   u32(36 + declared_data_bytes);

@@ -87,7 +87,7 @@ Refusal refuse_in_child(const std::function<ReferenceSource()>& make) {
 }
 
 constexpr std::size_t kHuge = 300'000'000;  // characters of base64 text: 225 MB decoded
-constexpr long kBoundKb = 4096;              // what refusing may add to the peak, whatever the input size
+constexpr long kBoundKb = 4096;             // what refusing may add to the peak, whatever the input size
 
 }  // namespace
 
@@ -182,6 +182,7 @@ TEST_CASE("a base64 payload just under the size limit decodes; one byte over is 
   CHECK(u.content_key == r.content_key);
 
   opt.limits.max_payload_bytes = wav.size() - 1;
-  CHECK_THROWS_WITH(load_reference(ReferenceSource::from_base64(b64), opt),
-                    Catch::Contains("payload too large") && Catch::Contains(std::to_string(wav.size() - 1) + " byte limit"));
+  CHECK_THROWS_WITH(
+      load_reference(ReferenceSource::from_base64(b64), opt),
+      Catch::Contains("payload too large") && Catch::Contains(std::to_string(wav.size() - 1) + " byte limit"));
 }

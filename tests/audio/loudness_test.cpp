@@ -10,7 +10,8 @@ using namespace refenc::audio;
 namespace {
 std::vector<float> sine(double amplitude, std::size_t n = 48000) {
   std::vector<float> out(n);
-  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(amplitude * std::sin(2 * M_PI * 1000.0 * i / 48000.0));
+  for (std::size_t i = 0; i < n; ++i)
+    out[i] = static_cast<float>(amplitude * std::sin(2 * M_PI * 1000.0 * i / 48000.0));
   return out;
 }
 double db_of_amplitude(double a) { return 20 * std::log10(a / std::sqrt(2.0)); }

@@ -81,8 +81,8 @@ TEST_CASE("load_reference streams decoding into the polyphase filter: same sampl
   TempDir dir;
   const long frames = 48000 + 4096 * 3 + 11;
   for (int channels : {1, 2, 3}) {
-    for (int format : {SF_FORMAT_WAV | SF_FORMAT_PCM_16, SF_FORMAT_FLAC | SF_FORMAT_PCM_24,
-                       SF_FORMAT_WAV | SF_FORMAT_FLOAT}) {
+    for (int format :
+         {SF_FORMAT_WAV | SF_FORMAT_PCM_16, SF_FORMAT_FLAC | SF_FORMAT_PCM_24, SF_FORMAT_WAV | SF_FORMAT_FLOAT}) {
       const std::string path = dir.file("stream.audio");
       REQUIRE(write_audio(path, format, 48000, channels, frames));
       const DecodedAudio decoded = decode_audio_file(path, {});

@@ -203,8 +203,8 @@ TEST_CASE("a polyphase stream gives exactly the one-shot result, whatever the pi
     s = s * 1664525u + 1013904223u;
     return (s >> 8) % bound;
   };
-  for (const Pair p : {Pair{48000, 24000}, Pair{48000, 44100}, Pair{44100, 24000}, Pair{16000, 24000},
-                       Pair{22050, 16000}}) {
+  for (const Pair p :
+       {Pair{48000, 24000}, Pair{48000, 44100}, Pair{44100, 24000}, Pair{16000, 24000}, Pair{22050, 16000}}) {
     for (std::size_t n : {1u, 5u, 4096u, 4097u, 70001u}) {
       const auto x = noise(n, unsigned(n));
       const auto whole = *resample_polyphase(x, p.from, p.to);

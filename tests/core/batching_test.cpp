@@ -268,15 +268,16 @@ struct GroupingRig {
   std::vector<std::vector<std::size_t>> batches;
   BatchCoalescer<std::size_t, std::size_t> q;
   explicit GroupingRig(BatchGrouping g)
-      : q([this](std::span<const std::size_t* const> xs) {
-            std::vector<std::size_t> lengths;
-            for (const std::size_t* x : xs) lengths.push_back(*x);
-            if (lengths == std::vector<std::size_t>{0}) plug_in.count_down(), plug_out.wait();
-            std::lock_guard lock(m);
-            batches.push_back(lengths);
-            return lengths;
-          },
-          4, std::chrono::microseconds(0), 1, g, [](const std::size_t& x) { return x; }) {}
+      : q(
+            [this](std::span<const std::size_t* const> xs) {
+              std::vector<std::size_t> lengths;
+              for (const std::size_t* x : xs) lengths.push_back(*x);
+              if (lengths == std::vector<std::size_t>{0}) plug_in.count_down(), plug_out.wait();
+              std::lock_guard lock(m);
+              batches.push_back(lengths);
+              return lengths;
+            },
+            4, std::chrono::microseconds(0), 1, g, [](const std::size_t& x) { return x; }) {}
   std::vector<std::vector<std::size_t>> run(std::vector<std::size_t> lengths) {
     static const std::size_t plug = 0;
     auto first = std::async(std::launch::async, [&] { return q.submit(plug); });
@@ -311,9 +312,10 @@ TEST_CASE("batching: max_padding_waste keeps each batch's padded fraction within
   CHECK(st.length_units == 300 + 40);
   CHECK(st.padded_units == 10);
   CHECK(padded_fraction(std::vector<std::size_t>{100, 90, 100}) == Approx(10.0 / 300));
-  CHECK_THROWS_AS((BatchCoalescer<int, int>([](auto) { return std::vector<int>{}; }, 2, {}, 1,
-                                            {.mode = BatchGrouping::Mode::max_padding_waste, .max_padding_waste = 1.5})),
-                  Error);
+  CHECK_THROWS_AS(
+      (BatchCoalescer<int, int>([](auto) { return std::vector<int>{}; }, 2, {}, 1,
+                                {.mode = BatchGrouping::Mode::max_padding_waste, .max_padding_waste = 1.5})),
+      Error);
 }
 
 TEST_CASE("batching: a trace carries its batch's padded fraction") {

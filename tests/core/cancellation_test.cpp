@@ -74,8 +74,8 @@ TEST_CASE("cancel: every caller gives up; the hook sees it, nothing is cached, t
   std::stop_source leader_stop, follower_stop;
   auto leader = std::async(std::launch::async, [&] {
     return s.get_or_encode(
-        Req{.key = 2, .entered = &entered, .until_cancelled = true, .return_when_cancelled = hook_returns},
-        "leader", nullptr, {.stop = leader_stop.get_token()});
+        Req{.key = 2, .entered = &entered, .until_cancelled = true, .return_when_cancelled = hook_returns}, "leader",
+        nullptr, {.stop = leader_stop.get_token()});
   });
   entered.wait();
   auto follower = std::async(std::launch::async, [&] {
@@ -107,9 +107,8 @@ TEST_CASE("cancel: a follower's deadline ends its wait with a timeout; the leade
   auto leader = std::async(std::launch::async,
                            [&] { return s.get_or_encode(Req{.key = 3, .entered = &entered, .release = &release}); });
   entered.wait();
-  CHECK(kind_thrown([&] {
-          s.get_or_encode(Req{.key = 3}, "late", nullptr, {.deadline = Clock::now() + 5ms});
-        }) == ErrorKind::timeout);
+  CHECK(kind_thrown([&] { s.get_or_encode(Req{.key = 3}, "late", nullptr, {.deadline = Clock::now() + 5ms}); }) ==
+        ErrorKind::timeout);
   release.count_down();
   CHECK(leader.get() == Artifact(4, 3));
   auto st = s.stats();
@@ -172,8 +171,8 @@ TEST_CASE("cancel: an uncacheable request's own cancel reaches its encode") {
   std::latch entered(1);
   std::stop_source stop;
   auto f = std::async(std::launch::async, [&] {
-    return s.get_or_encode(Req{.key = 7, .cacheable = false, .entered = &entered, .until_cancelled = true}, "",
-                           nullptr, {.stop = stop.get_token()});
+    return s.get_or_encode(Req{.key = 7, .cacheable = false, .entered = &entered, .until_cancelled = true}, "", nullptr,
+                           {.stop = stop.get_token()});
   });
   entered.wait();
   stop.request_stop();

@@ -17,9 +17,9 @@ namespace refenc::test {
 
 struct Req {
   int key = 0;
-  std::size_t size = 4;           ///< Artifact elements (4 bytes each).
+  std::size_t size = 4;  ///< Artifact elements (4 bytes each).
   bool cacheable = true;
-  bool fail = false;              ///< encode_one throws Error(encode).
+  bool fail = false;  ///< encode_one throws Error(encode).
   bool revalidate_ok = true;
   bool revalidate_throws = false;
   bool bad_input = false;         ///< normalize_input throws Error(bad_input).
@@ -129,7 +129,9 @@ class BatchHook : public FakeHook {
     struct Done {
       BatchHook* h;
       std::span<const Req* const> items;
-      ~Done() { for (const Req* r : items) h->end(*r); }
+      ~Done() {
+        for (const Req* r : items) h->end(*r);
+      }
     } done{this, items};
     for (const Req* r : items) {
       if (r->entered) r->entered->count_down();

@@ -62,8 +62,8 @@ double parse_value(const std::string& v) {
 Exposition parse_exposition(const std::string& text) {
   Exposition out;
   if (!text.empty() && text.back() != '\n') throw std::runtime_error("last line has no newline");
-  std::string current;                 // family whose samples are being read
-  std::set<std::string> finished;      // families whose samples have ended
+  std::string current;                        // family whose samples are being read
+  std::set<std::string> finished;             // families whose samples have ended
   std::map<std::string, double> last_bucket;  // histogram family + labels -> last cumulative count
   std::map<std::string, double> last_le;
   std::size_t pos = 0;
@@ -83,8 +83,8 @@ Exposition parse_exposition(const std::string& text) {
       if (sp == std::string::npos) fail("HELP/TYPE without text");
       const std::string name = rest.substr(0, sp), arg = rest.substr(sp + 1);
       if (!is_name(name, true)) fail("bad metric name '" + name + "'");
-      if (finished.count(name) || (name != current && out.families.count(name) && !out.families[name].type.empty() &&
-                                   type))
+      if (finished.count(name) ||
+          (name != current && out.families.count(name) && !out.families[name].type.empty() && type))
         fail("family " + name + " declared again");
       Exposition::Family& f = out.families[name];
       if (help) {
@@ -92,7 +92,8 @@ Exposition parse_exposition(const std::string& text) {
         for (std::size_t i = 0; i < arg.size(); ++i)
           if (arg[i] == '\\' && (i + 1 == arg.size() || (arg[i + 1] != '\\' && arg[i + 1] != 'n')))
             fail("bad escape in HELP");
-          else if (arg[i] == '\\') ++i;
+          else if (arg[i] == '\\')
+            ++i;
         f.has_help = true;
         f.help = arg;
       } else {
@@ -132,17 +133,23 @@ Exposition parse_exposition(const std::string& text) {
           if (c == '\\') {
             if (i >= line.size()) fail("dangling escape");
             const char e = line[i++];
-            if (e == '\\') value += '\\';
-            else if (e == '"') value += '"';
-            else if (e == 'n') value += '\n';
-            else fail("bad escape in label value");
+            if (e == '\\')
+              value += '\\';
+            else if (e == '"')
+              value += '"';
+            else if (e == 'n')
+              value += '\n';
+            else
+              fail("bad escape in label value");
           } else {
             value += c;
           }
         }
         if (!labels.emplace(lname, value).second) fail("label " + lname + " twice");
-        if (i < line.size() && line[i] == ',') ++i;
-        else if (i < line.size() && line[i] != '}') fail("expected ',' or '}' after a label");
+        if (i < line.size() && line[i] == ',')
+          ++i;
+        else if (i < line.size() && line[i] != '}')
+          fail("expected ',' or '}' after a label");
       }
       if (i >= line.size()) fail("unterminated label set");
       ++i;
@@ -220,8 +227,8 @@ ServiceStats sample_stats() {
   s.batches = 3;
   s.batched_items = 7;
   s.failed_batches = 2;
-  s.batch_sizes[0] = 1;   // one batch of 1
-  s.batch_sizes[2] = 2;   // two of 3
+  s.batch_sizes[0] = 1;  // one batch of 1
+  s.batch_sizes[2] = 2;  // two of 3
   s.entries = 5;
   s.bytes = 1234;
   s.tier.disk_hits = 9;
@@ -291,22 +298,22 @@ TEST_CASE("prometheus: invalid label names and prefixes are refused") {
 
 TEST_CASE("prometheus: the test's parser itself refuses malformed expositions") {
   const char* bad[] = {
-      "# TYPE a_total counter\na_total 1",                           // no final newline
-      "# TYPE a counter\na 1\n",                                     // counter without _total
-      "# TYPE a_total counter\n# TYPE a_total counter\na_total 1\n",  // two TYPEs
-      "a_total 1\n",                                                 // sample before TYPE
-      "# TYPE 1a gauge\n1a 1\n",                                     // bad name
-      "# TYPE a gauge\na{b=\"x} 1\n",                                // unterminated value
-      "# TYPE a gauge\na{b=\"\\t\"} 1\n",                            // bad escape
-      "# TYPE a gauge\na{__b=\"x\"} 1\n",                            // reserved label
-      "# TYPE a gauge\na 1\n# TYPE b gauge\nb 1\na 2\n",              // family split
-      "# TYPE a gauge\na 1\na 2\n",                                  // series twice
-      "# TYPE a_total counter\na_total -1\n",                        // negative counter
+      "# TYPE a_total counter\na_total 1",                                               // no final newline
+      "# TYPE a counter\na 1\n",                                                         // counter without _total
+      "# TYPE a_total counter\n# TYPE a_total counter\na_total 1\n",                     // two TYPEs
+      "a_total 1\n",                                                                     // sample before TYPE
+      "# TYPE 1a gauge\n1a 1\n",                                                         // bad name
+      "# TYPE a gauge\na{b=\"x} 1\n",                                                    // unterminated value
+      "# TYPE a gauge\na{b=\"\\t\"} 1\n",                                                // bad escape
+      "# TYPE a gauge\na{__b=\"x\"} 1\n",                                                // reserved label
+      "# TYPE a gauge\na 1\n# TYPE b gauge\nb 1\na 2\n",                                 // family split
+      "# TYPE a gauge\na 1\na 2\n",                                                      // series twice
+      "# TYPE a_total counter\na_total -1\n",                                            // negative counter
       "# TYPE h histogram\nh_bucket{le=\"1\"} 2\nh_bucket{le=\"+Inf\"} 1\nh_count 1\n",  // not cumulative
-      "# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_count 1\n",        // no +Inf bucket
-      "# TYPE a gauge\n\na 1\n",                                     // empty line
-      "# comment\n",                                                 // stray comment
-      "# TYPE a gauge\na one\n",                                     // bad value
+      "# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_count 1\n",                           // no +Inf bucket
+      "# TYPE a gauge\n\na 1\n",                                                         // empty line
+      "# comment\n",                                                                     // stray comment
+      "# TYPE a gauge\na one\n",                                                         // bad value
   };
   for (const char* text : bad) {
     INFO(text);

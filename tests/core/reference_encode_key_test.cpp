@@ -22,10 +22,10 @@ TEST_CASE("key: equality and hashing cover all seven fields") {
   const ReferenceEncodeKey a = sample();
   std::unordered_set<ReferenceEncodeKey> set{a};
   REQUIRE(set.count(sample()) == 1);
-  for (auto field : {&ReferenceEncodeKey::model_id, &ReferenceEncodeKey::model_revision,
-                     &ReferenceEncodeKey::encoder_id, &ReferenceEncodeKey::encoder_config_hash,
-                     &ReferenceEncodeKey::artifact_kind, &ReferenceEncodeKey::input_key,
-                     &ReferenceEncodeKey::options_key}) {
+  for (auto field :
+       {&ReferenceEncodeKey::model_id, &ReferenceEncodeKey::model_revision, &ReferenceEncodeKey::encoder_id,
+        &ReferenceEncodeKey::encoder_config_hash, &ReferenceEncodeKey::artifact_kind, &ReferenceEncodeKey::input_key,
+        &ReferenceEncodeKey::options_key}) {
     ReferenceEncodeKey b = a;
     b.*field += "x";
     CHECK_FALSE(a == b);
@@ -127,8 +127,8 @@ std::optional<std::string> python_digest(const ReferenceEncodeKey& k) {
       "\"options_key\"];"
       "d={a:bytes.fromhex(b[1:-1]).decode(\"utf-8\") for a,b in zip(n,sys.argv[1:])};"
       "print(hashlib.sha256(json.dumps(d,sort_keys=True,separators=(\",\",\":\")).encode()).hexdigest())'";
-  for (const std::string* f : {&k.model_id, &k.model_revision, &k.encoder_id, &k.encoder_config_hash,
-                               &k.artifact_kind, &k.input_key, &k.options_key})
+  for (const std::string* f : {&k.model_id, &k.model_revision, &k.encoder_id, &k.encoder_config_hash, &k.artifact_kind,
+                               &k.input_key, &k.options_key})
     cmd += " x" + hex_of(*f) + "x";  // x...x keeps an empty field an argument; b[1:-1] strips it
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return std::nullopt;
@@ -156,7 +156,7 @@ TEST_CASE("key: ASCII keys keep their digests (disk-tier file names depend on th
 
 TEST_CASE("key: non-ASCII fields are written as Python's json.dumps writes them") {
   ReferenceEncodeKey k = sample();
-  k.model_id = "caf\xc3\xa9";                  // U+00E9
+  k.model_id = "caf\xc3\xa9";                           // U+00E9
   k.options_key = "\xe2\x82\xac \xf0\x9f\x8e\xa4\x7f";  // U+20AC, U+1F3A4 (astral), DEL
   const std::string c = k.canonical();
   CHECK(c.find(R"("model_id":"caf\u00e9")") != std::string::npos);
@@ -166,7 +166,9 @@ TEST_CASE("key: non-ASCII fields are written as Python's json.dumps writes them"
 
 TEST_CASE("key: a field that is not well-formed UTF-8 is refused with bad_input") {
   for (std::string bad : {std::string("\xc3"), std::string("\xc0\x80"), std::string("\xed\xa0\x80"),
-                          std::string("\xf4\x90\x80\x80"), std::string("\xff"), std::string("a\x80" "b"),
+                          std::string("\xf4\x90\x80\x80"), std::string("\xff"),
+                          std::string("a\x80"
+                                      "b"),
                           std::string("\xe2\x82")}) {
     ReferenceEncodeKey k = sample();
     k.input_key = bad;
@@ -184,8 +186,11 @@ TEST_CASE("key: digests match Python's for non-ASCII and control characters") {
   ReferenceEncodeKey k = sample();
   k.model_id = "caf\xc3\xa9";
   k.model_revision = "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e";  // 日本語
-  k.encoder_id = "\xf0\x9f\x8e\xa4\xf0\x90\x80\x80";             // astral: surrogate pairs
-  k.artifact_kind = std::string("\x7f\x1b\x0b\0" "end", 7);  // DEL, ESC, VT, NUL
+  k.encoder_id = "\xf0\x9f\x8e\xa4\xf0\x90\x80\x80";          // astral: surrogate pairs
+  k.artifact_kind = std::string(
+      "\x7f\x1b\x0b\0"
+      "end",
+      7);                                                              // DEL, ESC, VT, NUL
   k.options_key = "text=\"Gr\xc3\xbc\xc3\x9f dich\"\\\n\xef\xbf\xbf";  // quote, backslash, U+FFFF
   keys.push_back(k);
   for (const ReferenceEncodeKey& key : keys) {

@@ -77,10 +77,12 @@ TEST_CASE("service: uncacheable inputs bypass the cache and single-flight") {
   auto hook = make_hook();
   Service s(hook);
   std::latch entered(2), release(1);
-  auto f1 = std::async(std::launch::async,
-                       [&] { return s.get_or_encode(Req{.key = 5, .cacheable = false, .entered = &entered, .release = &release}); });
-  auto f2 = std::async(std::launch::async,
-                       [&] { return s.get_or_encode(Req{.key = 5, .cacheable = false, .entered = &entered, .release = &release}); });
+  auto f1 = std::async(std::launch::async, [&] {
+    return s.get_or_encode(Req{.key = 5, .cacheable = false, .entered = &entered, .release = &release});
+  });
+  auto f2 = std::async(std::launch::async, [&] {
+    return s.get_or_encode(Req{.key = 5, .cacheable = false, .entered = &entered, .release = &release});
+  });
   entered.wait();  // both encode at once: no single-flight
   release.count_down();
   CHECK(f1.get() == Artifact(4, 5));
@@ -160,8 +162,16 @@ TEST_CASE("service: each waiter gets its own exception object") {
   REQUIRE(p2);
   const Error* e1 = nullptr;
   const Error* e2 = nullptr;
-  try { std::rethrow_exception(p1); } catch (const Error& e) { e1 = &e; }
-  try { std::rethrow_exception(p2); } catch (const Error& e) { e2 = &e; }
+  try {
+    std::rethrow_exception(p1);
+  } catch (const Error& e) {
+    e1 = &e;
+  }
+  try {
+    std::rethrow_exception(p2);
+  } catch (const Error& e) {
+    e2 = &e;
+  }
   CHECK(e1 != e2);
 }
 
@@ -269,9 +279,8 @@ TEST_CASE("service: follower timeout leaves the leader's flight intact; the next
   auto hook = make_hook();
   Service s(hook, {.timeout = 1ms});
   std::latch entered(1), release(1);
-  auto leader = std::async(std::launch::async, [&] {
-    return s.get_or_encode(Req{.key = 11, .entered = &entered, .release = &release});
-  });
+  auto leader = std::async(std::launch::async,
+                           [&] { return s.get_or_encode(Req{.key = 11, .entered = &entered, .release = &release}); });
   entered.wait();
   try {
     s.get_or_encode(Req{.key = 11}, "impatient");
@@ -366,7 +375,7 @@ TEST_CASE("service: load and encode times, and the mean miss penalty") {
   s.get_or_encode(Req{.key = 1});
   s.get_or_encode(Req{.key = 2});
   CHECK_THROWS(s.get_or_encode(Req{.key = 3, .fail = true}));
-  s.get_or_encode(Req{.key = 1});                       // a hit: no load
+  s.get_or_encode(Req{.key = 1});                      // a hit: no load
   s.get_or_encode(Req{.key = 4, .cacheable = false});  // an encode but no load
   const auto st = s.stats();
   CHECK(st.loads == 3);  // failed loads count, as in Caffeine's load count

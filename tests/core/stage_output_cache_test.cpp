@@ -95,7 +95,7 @@ TEST_CASE("cache: a put that evicts several entries takes them in order of last 
   Cache c(10, 100);
   for (const char* k : {"a", "b", "c", "d"}) c.put(k, v(0), 25);
   c.get("a");
-  c.get("c");  // last uses: b < d < a < c
+  c.get("c");            // last uses: b < d < a < c
   c.put("e", v(5), 50);  // needs 50 bytes: b and d go
   CHECK_FALSE(c.contains("b"));
   CHECK_FALSE(c.contains("d"));

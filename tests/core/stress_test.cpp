@@ -81,7 +81,7 @@ void run_stress(ServiceOptions options) {
           }
           CallOptions call;
           ErrorKind gives_up_as = ErrorKind::encode;  // the error kind this call may end with
-          if (p >= 13 && p < 16) {  // cancelled at a random moment by the canceller, or not
+          if (p >= 13 && p < 16) {                    // cancelled at a random moment by the canceller, or not
             std::lock_guard lock(cancel.m);
             auto& src = cancel.slots[static_cast<std::size_t>(t)].emplace();
             call.stop = src.get_token();
@@ -101,7 +101,8 @@ void run_stress(ServiceOptions options) {
             if (a != Artifact(r.size, r.key)) ++wrong;
           } catch (const Error& e) {
             // An abandoned encode's own error ("stopped: ...") must never reach a caller.
-            const bool injected = e.kind() == ErrorKind::encode && std::string(e.what()).find("stopped") == std::string::npos;
+            const bool injected =
+                e.kind() == ErrorKind::encode && std::string(e.what()).find("stopped") == std::string::npos;
             if (!injected && e.kind() != gives_up_as) ++wrong;
           }
           if (call.stop.stop_possible()) {
@@ -147,6 +148,6 @@ TEST_CASE("stress: M4a under 16 threads keeps every invariant") {
 }
 
 TEST_CASE("stress: M4b under 16 threads keeps every invariant") {
-  run_stress<BatchHook>({.max_items = 16, .max_bytes = kMaxBytes, .max_batch_size = 4,
-                         .max_batch_wait = std::chrono::microseconds(200)});
+  run_stress<BatchHook>(
+      {.max_items = 16, .max_bytes = kMaxBytes, .max_batch_size = 4, .max_batch_wait = std::chrono::microseconds(200)});
 }

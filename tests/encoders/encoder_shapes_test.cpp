@@ -113,8 +113,7 @@ TEST_CASE("bad audio reaches the caller as bad_input with its message", "[encode
     CHECK(std::string(e.what()).size() > std::string("junk clip: ").size());
   }
   EncodeRequest missing{audio::ReferenceSource::from_path("/nonexistent/clip.wav"), ""};
-  CHECK_THROWS_MATCHES(service.get_or_encode(missing), Error,
-                       Catch::Matchers::Predicate<Error>([](const Error& e) {
+  CHECK_THROWS_MATCHES(service.get_or_encode(missing), Error, Catch::Matchers::Predicate<Error>([](const Error& e) {
                          return e.kind() == ErrorKind::bad_input &&
                                 std::string(e.what()).find("/nonexistent/clip.wav") != std::string::npos;
                        }));

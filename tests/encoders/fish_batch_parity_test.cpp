@@ -15,7 +15,8 @@ namespace {
 
 /// Ten clips of different lengths (0.3 s to 2.9 s, some on frame boundaries) and content.
 std::vector<EncodeInput> parity_clips(ModelHook& hook) {
-  const std::int64_t lengths[] = {13230, 2048 * 40, 2048 * 40 + 1, 127891, 45000, 2048 * 11 - 1, 99999, 64000, 31337, 88200};
+  const std::int64_t lengths[] = {13230,         2048 * 40, 2048 * 40 + 1, 127891, 45000,
+                                  2048 * 11 - 1, 99999,     64000,         31337,  88200};
   std::vector<EncodeInput> out;
   int variant = 10;
   for (std::int64_t n : lengths) out.push_back(hook.normalize_input(clip_request(44100, n, variant++)));

@@ -20,7 +20,8 @@ std::string save_fish_module(const std::string& name, int fill) {
   m.define(R"(
 def forward(self, wave: Tensor) -> Tensor:
     t = (wave.size(2) + 2047) // 2048
-    return (torch.zeros([1, 10, t]) + )" + std::to_string(fill) + R"().long()
+    return (torch.zeros([1, 10, t]) + )" +
+           std::to_string(fill) + R"().long()
 )");
   const std::string path = (std::filesystem::temp_directory_path() / name).string();
   m.save(path);

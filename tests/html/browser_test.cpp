@@ -126,11 +126,11 @@ TEST_CASE("the comparison page renders in headless Chromium", "[html][browser][c
   comparison.baseline_dir = "base";
   comparison.current_dir = "cur";
   comparison.method = "fixture";
-  comparison.cells = {{{"mimi-proxy", Arm::m4a, Phase::cold, 4}, {{CompareMetric::p95_e2e, 0.15, 0.19, {0.267, 0.18, 0.35}, true}}, true}};
+  comparison.cells = {{{"mimi-proxy", Arm::m4a, Phase::cold, 4},
+                       {{CompareMetric::p95_e2e, 0.15, 0.19, {0.267, 0.18, 0.35}, true}},
+                       true}};
   fs::path page = artifacts / "compare.html";
-  {
-    std::ofstream(page) << render_compare_html(run, run, comparison);
-  }
+  { std::ofstream(page) << render_compare_html(run, run, comparison); }
   check_page_in_browser(page, artifacts / "compare.png", artifacts, [&](const std::string& dom) {
     CHECK(keyed_text(dom, "regressions") == "1");
     CHECK(keyed_text(dom, "change.mimi-proxy/m4a/cold/c4.p95_e2e") == "26.7% [18.0, 35.0]");

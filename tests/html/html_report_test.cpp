@@ -36,8 +36,10 @@ std::string visible_text(const std::string& html) {
   bool in_tag = false;
   for (char c : html) {
     if (c == '<') in_tag = true;
-    if (!in_tag) t += c;
-    else if (c == '>') in_tag = false, t += ' ';
+    if (!in_tag)
+      t += c;
+    else if (c == '>')
+      in_tag = false, t += ' ';
   }
   for (auto [from, to] : {std::pair{"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"}, {"&amp;", "&"}})
     for (std::size_t at; (at = t.find(from)) != std::string::npos;) t.replace(at, std::string(from).size(), to);
@@ -151,7 +153,8 @@ TEST_CASE("a report missing most fields still renders; a mistyped one is refused
   std::string html = render_html_report(run_from_json(minimal, "minimal.json"));
   CHECK(html.find("The report holds no gate verdict") != std::string::npos);
   json weird{{"schema", "refenc-profile-report"}, {"gate", {{"models", {{{"model", 3}, {"verdict", json::array()}}}}}}};
-  CHECK_THROWS_WITH(run_from_json(weird, "weird.json"), Catch::Contains("weird.json: gate.models[0].model: expected a string"));
+  CHECK_THROWS_WITH(run_from_json(weird, "weird.json"),
+                    Catch::Contains("weird.json: gate.models[0].model: expected a string"));
   json bad_arm{{"schema", "refenc-profile-report"},
                {"cells", {{{"model", "m"}, {"arm", "m5"}, {"phase", "cold"}, {"concurrency", 1}, {"wall_s", 1.0}}}}};
   CHECK_THROWS_WITH(run_from_json(bad_arm, "x.json"), Catch::Contains("x.json: cells[0].arm: unknown arm 'm5'"));
@@ -199,12 +202,13 @@ TEST_CASE("the comparison page highlights regressions", "[html][compare]") {
   comparison.current_dir = "runs/cur";
   comparison.unmatched = {{"mimi-proxy", Arm::m4a, Phase::warm_disk, 4}};
   comparison.method = "relative change current/baseline - 1; 95% percentile bootstrap over requests, repeats pooled";
-  comparison.cells = {
-      {{"mimi-proxy", Arm::m4a, Phase::cold, 4},
-       {{CompareMetric::p95_e2e, 0.150, 0.190, {0.267, 0.18, 0.35}, true},
-        {CompareMetric::throughput, 30.0, 29.0, {-0.033, -0.08, 0.01}, false}},
-       true},
-      {{"mimi-proxy", Arm::m4b, Phase::cold, 4}, {{CompareMetric::p95_e2e, 0.071, 0.070, {-0.014, -0.05, 0.03}, false}}, false}};
+  comparison.cells = {{{"mimi-proxy", Arm::m4a, Phase::cold, 4},
+                       {{CompareMetric::p95_e2e, 0.150, 0.190, {0.267, 0.18, 0.35}, true},
+                        {CompareMetric::throughput, 30.0, 29.0, {-0.033, -0.08, 0.01}, false}},
+                       true},
+                      {{"mimi-proxy", Arm::m4b, Phase::cold, 4},
+                       {{CompareMetric::p95_e2e, 0.071, 0.070, {-0.014, -0.05, 0.03}, false}},
+                       false}};
   cur.gate->models[0].verdict = Verdict::inconclusive;
   std::string html = render_compare_html(base, cur, comparison);
   CHECK(keyed_text(html, "regressions") == "1");
@@ -248,9 +252,9 @@ TEST_CASE("the page's intervals are the gate's: one bootstrap for both", "[html]
   // Each group's throughput interval: the gate's generator, resamples, confidence and quantile rule.
   GateOptions o = run.gate_options();
   for (const auto& [key, g] : group_cells(run)) {
-    Interval i = throughput_interval(g.throughput_pool(), {o.spec.bootstrap_resamples,
-                                                           o.seed ^ refenc::profile::stable_hash(key.label()),
-                                                           o.spec.confidence});
+    Interval i = throughput_interval(
+        g.throughput_pool(),
+        {o.spec.bootstrap_resamples, o.seed ^ refenc::profile::stable_hash(key.label()), o.spec.confidence});
     CHECK(keyed_text(html, "tput-ci." + key.label()) == fmt::format("{:.2f} [{:.2f}, {:.2f}]", i.point, i.lo, i.hi));
   }
 }

@@ -56,7 +56,6 @@ TEST_CASE("charts without data or with degenerate values still render finite coo
   iv.rows.push_back({.label = "same", .point = 5, .lo = 5, .hi = 5});
   iv.rows.push_back({.label = "bad", .point = std::numeric_limits<double>::quiet_NaN(), .has_interval = false});
   std::string c = svg::render(iv);
-  for (const std::string& s : {a, b, c})
-    CHECK(s.find("nan") == std::string::npos);
+  for (const std::string& s : {a, b, c}) CHECK(s.find("nan") == std::string::npos);
   CHECK(c.find("same") != std::string::npos);
 }

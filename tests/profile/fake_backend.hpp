@@ -21,7 +21,7 @@ struct FakeHook : ReferenceEncodeHook<std::string, std::string, std::string> {
   std::atomic<bool>* hold = nullptr;  ///< When set, encodes wait until it turns false.
   std::atomic<int> encodes{0};
   std::atomic<int> keyed{0};  ///< Requests that reached cache_key.
-  std::string perturb;  ///< When set, a batch changes one code of each item that starts with it.
+  std::string perturb;        ///< When set, a batch changes one code of each item that starts with it.
 
   std::optional<ReferenceEncodeKey> cache_key(const std::string& s) override {
     ++keyed;
@@ -77,7 +77,9 @@ struct FakeTier : SecondTier<std::string> {
 using FakeService = ReferenceEncodeService<std::string, std::string, std::string>;
 
 /// The request a work item becomes: its reference id (the content) and transcript.
-inline std::string fake_raw(const WorkItem& w) { return (w.reference ? w.reference->id : std::string()) + "|" + w.ref_text; }
+inline std::string fake_raw(const WorkItem& w) {
+  return (w.reference ? w.reference->id : std::string()) + "|" + w.ref_text;
+}
 
 class FakeBackend : public ModelBackend {
  public:

@@ -96,9 +96,12 @@ __attribute__((visibility("default"))) int fake_nvml_script(const char* text) {
   for (const char* metric : {"utilization", "memory_used_mib", "power_mw", "energy_mj"}) {
     if (!j.contains(metric)) continue;
     for (const auto& step : j[metric]) {
-      if (step.is_number()) s.steps[metric].push_back({nvml_success, step.get<double>()});
-      else if (step.is_object() && step.contains("error")) s.steps[metric].push_back({step["error"].get<int>(), 0});
-      else return -1;
+      if (step.is_number())
+        s.steps[metric].push_back({nvml_success, step.get<double>()});
+      else if (step.is_object() && step.contains("error"))
+        s.steps[metric].push_back({step["error"].get<int>(), 0});
+      else
+        return -1;
     }
   }
   std::lock_guard lock(mutex);
@@ -188,7 +191,8 @@ __attribute__((visibility("default"))) int nvmlDeviceGetPowerUsage(void* device,
   return s.rc;
 }
 
-__attribute__((visibility("default"))) int nvmlDeviceGetTotalEnergyConsumption(void* device, unsigned long long* millijoules) {
+__attribute__((visibility("default"))) int nvmlDeviceGetTotalEnergyConsumption(void* device,
+                                                                               unsigned long long* millijoules) {
   if (!is_device(device) || !millijoules) return nvml_error_invalid_argument;
   Step s = next_step("energy_mj", "nvmlDeviceGetTotalEnergyConsumption");
   if (s.rc == nvml_success) *millijoules = static_cast<unsigned long long>(s.value);

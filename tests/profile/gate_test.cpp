@@ -42,7 +42,8 @@ struct Fixture {
     if (arm == Arm::m4b) {  // batches of 4, each artifact identical to its single encode
       c.cache["batches"] = static_cast<std::uint64_t>(n / 4);
       c.cache["batched_items"] = static_cast<std::uint64_t>(n);
-      c.parity = ParitySummary{.batched = static_cast<std::size_t>(n), .checked = static_cast<std::size_t>(n),
+      c.parity = ParitySummary{.batched = static_cast<std::size_t>(n),
+                               .checked = static_cast<std::size_t>(n),
                                .identical = static_cast<std::size_t>(n)};
     }
     run.cells.push_back(c);
@@ -114,9 +115,11 @@ TEST_CASE("gate: one mismatched artifact turns GO into NO-GO, naming the cell; u
   f.run.cells[3].parity->mismatched_codes = 1;
   GateReport g = f.gate();
   CHECK(g.models[0].verdict == Verdict::no_go);
-  CHECK(g.models[0].reason.rfind("parity fails: 1 of 128 checked batched artifacts differ from a single encode of the "
-                                 "same request (0 failed checks; 1 integer elements differ; max abs diff 0, tolerance 0) "
-                                 "in m/m4b/cold/c16/r0", 0) == 0);
+  CHECK(
+      g.models[0].reason.rfind("parity fails: 1 of 128 checked batched artifacts differ from a single encode of the "
+                               "same request (0 failed checks; 1 integer elements differ; max abs diff 0, tolerance 0) "
+                               "in m/m4b/cold/c16/r0",
+                               0) == 0);
   unchecked.run.cells[1].parity.reset();
   g = unchecked.gate();
   CHECK(g.models[0].verdict == Verdict::inconclusive);
@@ -175,7 +178,8 @@ TEST_CASE("gate: NOT_APPLICABLE with the reason, and MISSING_ARM") {
   CHECK(only_na.gate().exit_code == 0);
 }
 
-TEST_CASE("gate: a concurrency level the manifest profiles but the run lacks is MISSING_ARM, not a verdict from the rest") {
+TEST_CASE(
+    "gate: a concurrency level the manifest profiles but the run lacks is MISSING_ARM, not a verdict from the rest") {
   Fixture f;
   f.model("fish", true);
   f.run.manifest.levels[Phase::cold] = {8, 16};

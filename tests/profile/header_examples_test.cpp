@@ -52,7 +52,7 @@ TEST_CASE("header examples: stats") {
     // stats/percentile.hpp
     std::vector<double> v{0.3, 0.1, 0.2};
     double p50 = refenc::profile::percentile(v, 50);             // 0.2
-    refenc::profile::Summary s = refenc::profile::summarize(v);   // count, mean, p50 ... max
+    refenc::profile::Summary s = refenc::profile::summarize(v);  // count, mean, p50 ... max
     CHECK(p50 == 0.2);
     CHECK(s.count == 3);
   }
@@ -74,9 +74,9 @@ TEST_CASE("header examples: stats") {
     // stats/miss_ratio_curve.hpp
     std::vector<TraceAccess> trace = {{"a", 100}, {"b", 100}, {"a", 100}};
     MissRatioCurve mrc = miss_ratio_curve(trace);
-    mrc.hit_ratio(200);               // 1/3: the second "a" hits once 200 bytes fit {a, b}
-    mrc.hit_ratio(100);               // 0
-    mrc.points(8);                    // (bytes, hit ratio) at 8 sizes up to the working set
+    mrc.hit_ratio(200);  // 1/3: the second "a" hits once 200 bytes fit {a, b}
+    mrc.hit_ratio(100);  // 0
+    mrc.points(8);       // (bytes, hit ratio) at 8 sizes up to the working set
     CHECK(mrc.hit_ratio(200) == Approx(1.0 / 3));
     CHECK(mrc.points(8).size() == 8);
   }
@@ -87,7 +87,7 @@ TEST_CASE("header examples: record, verdict and render") {
   RunRecord run = load_run_with_requests(baseline_dir);
   {
     // record/labels.hpp
-    Arm a = parse_arm("m4b");             // throws Error(bad_input) for another name
+    Arm a = parse_arm("m4b");                              // throws Error(bad_input) for another name
     std::string_view phase = to_string(Phase::warm_disk);  // "warm-disk"
     std::string_view kind = stage_kind(Stage::encode);     // "measured"
     int code = verdict_exit_code(Verdict::no_go);          // 10
@@ -104,8 +104,10 @@ TEST_CASE("header examples: record, verdict and render") {
   }
   {
     // record/request_record.hpp
-    RequestRecord r;  r.outcome = "encoded";  r.e2e_s = 1.2;
-    bool ok = r.ok();                  // false only for "failed"
+    RequestRecord r;
+    r.outcome = "encoded";
+    r.e2e_s = 1.2;
+    bool ok = r.ok();                    // false only for "failed"
     double e2e = r.seconds(Stage::e2e);  // 1.2
     CHECK(ok);
     CHECK(e2e == 1.2);
@@ -138,7 +140,7 @@ TEST_CASE("header examples: record, verdict and render") {
     // record/run_folder.hpp (the writing half compiled, not run: it writes into runs/x)
     auto write = [&] { write_run("runs/x", run, summary_markdown(run)); };
     (void)write;
-    const auto& rows = run.requests_of(run.cells[0].key);   // empty when !run.have_requests
+    const auto& rows = run.requests_of(run.cells[0].key);  // empty when !run.have_requests
     CHECK_FALSE(rows.empty());
   }
   {
@@ -146,15 +148,15 @@ TEST_CASE("header examples: record, verdict and render") {
     std::ifstream in(std::string(REFENC_SOURCE_DIR) + "/reports/report.schema.json");
     nlohmann::json schema = nlohmann::json::parse(in);
     nlohmann::json report = to_json(run);
-    std::vector<std::string> errors = validate_schema(schema, report);   // empty = valid
+    std::vector<std::string> errors = validate_schema(schema, report);  // empty = valid
     CHECK(errors.empty());
   }
   {
     // verdict/gate.hpp and record/gate_report.hpp
     GateReport g = evaluate_gate(run, run.gate_options());
-    cout << format_gate(g);   // render/text_report.hpp; exit with g.exit_code
+    cout << format_gate(g);  // render/text_report.hpp; exit with g.exit_code
     bool no_go = g.models[0].verdict == Verdict::no_go;
-    double lo = g.models[0].levels[0].p95_e2e_reduction.lo;   // levels: one per profiled concurrency
+    double lo = g.models[0].levels[0].p95_e2e_reduction.lo;  // levels: one per profiled concurrency
     CHECK(no_go);
     CHECK(lo < 0);
   }
@@ -165,7 +167,8 @@ TEST_CASE("header examples: record, verdict and render") {
     int exit_code = c.regressions > 0 ? compare_exit_regression : 0;
     CompareResult& result = c;
     for (const CellChange& c : result.cells)
-      for (const MetricChange& m : c.metrics) if (m.regression) std::cout << c.group.label() << ' ' << to_string(m.metric);
+      for (const MetricChange& m : c.metrics)
+        if (m.regression) std::cout << c.group.label() << ' ' << to_string(m.metric);
     cout << summary_table(run) << format_gate(*run.gate);
     cout << format_compare(c);
     CHECK(exit_code == 0);
@@ -187,7 +190,7 @@ TEST_CASE("header examples: record, verdict and render") {
     TraceEvent e{.name = "encode", .category = "measured", .ts_us = 10, .dur_us = 250, .pid = 1, .tid = 1};
     e.batch_size = 4;
     events.push_back(e);
-    std::string file = trace_events_json(events).dump();   // {"traceEvents": [...], ...}
+    std::string file = trace_events_json(events).dump();  // {"traceEvents": [...], ...}
     CHECK(file.find("\"ph\":\"X\"") != std::string::npos);
   }
   {
@@ -219,12 +222,12 @@ TEST_CASE("header examples: run") {
       // run/reference_set.hpp
       Manifest& manifest = m;
       auto set = refenc::profile::make_reference_set(manifest.references, manifest.seed);
-      const ReferenceItem& r = set[3];   // r.wav (bytes) or r.path, r.seconds, r.id
+      const ReferenceItem& r = set[3];  // r.wav (bytes) or r.path, r.seconds, r.id
       (void)r;
       // run/run_context.hpp
       auto library_context = [] { return LibraryContext{.version = "1.13.0"}; };
       RunContext ctx = make_context(manifest);
-      ctx.libtorch = library_context();   // e.g. from the CLI's LibTorch probe
+      ctx.libtorch = library_context();  // e.g. from the CLI's LibTorch probe
     }
     {
       // run/profiler.hpp
@@ -239,27 +242,29 @@ TEST_CASE("header examples: run") {
     {
       // run/telemetry.hpp
       auto run_cell = [] {};
-      TelemetrySampler sampler;            // starts sampling every 250 ms
+      TelemetrySampler sampler;  // starts sampling every 250 ms
       run_cell();
       TelemetrySummary t = sampler.stop();  // t.cpu.process_mean, t.gpu.available, t.gpu.reason
       // record/telemetry_summary.hpp
-      if (!t.gpu.available) std::cout << t.gpu.reason;
-      else if (!t.gpu.energy_method.empty()) std::cout << t.gpu.energy_j << " J (" << t.gpu.energy_method << ")";
+      if (!t.gpu.available)
+        std::cout << t.gpu.reason;
+      else if (!t.gpu.energy_method.empty())
+        std::cout << t.gpu.energy_j << " J (" << t.gpu.energy_method << ")";
     }
     {
       // record/gpu_metrics.hpp
       GpuMetrics m;
       m.power.unavailable = "unavailable: nvmlDeviceGetPowerUsage: Not Supported (NVML code 3)";
-      bool measured = m.energy.samples >= 2;   // the counter can be differenced
+      bool measured = m.energy.samples >= 2;  // the counter can be differenced
       (void)measured;
     }
     {
       // run/gpu_probe.hpp
-      GpuProbe probe;                      // libnvidia-ml.so.1; tests pass the path of a fake NVML
+      GpuProbe probe;  // libnvidia-ml.so.1; tests pass the path of a fake NVML
       GpuAccumulator acc(probe);
-      acc.add(probe.read(), 0.0);          // seconds since the cell started
+      acc.add(probe.read(), 0.0);  // seconds since the cell started
       acc.add(probe.read(), 0.25);
-      GpuSummary g = acc.summary();        // g.util_mean, g.power_mean_w, g.energy_j, g.energy_method
+      GpuSummary g = acc.summary();  // g.util_mean, g.power_mean_w, g.energy_j, g.energy_method
       (void)g;
     }
     {
@@ -268,14 +273,14 @@ TEST_CASE("header examples: run") {
       double ref_seconds = 4;
       std::string text = "Hello.";
       SynthesisModel synth(spec.synthesis);
-      SynthesisTiming t = synth.run(ref_seconds * 21.5, synth.text_tokens(text));   // sleeps
+      SynthesisTiming t = synth.run(ref_seconds * 21.5, synth.text_tokens(text));  // sleeps
       double first = t.first_audio_s, end = t.end_s;
       (void)first, (void)end;
     }
     {
       // run/workload_specs.hpp
-      GateSpec g;                 // 15% p95 reduction or 20% throughput gain, 2000 resamples, 95%
-      GateOptions o{g, 20261202}; // what the gate runs with: the spec and the run's seed
+      GateSpec g;                  // 15% p95 reduction or 20% throughput gain, 2000 resamples, 95%
+      GateOptions o{g, 20261202};  // what the gate runs with: the spec and the run's seed
       (void)o;
     }
   };
@@ -292,7 +297,7 @@ TEST_CASE("header examples: run") {
   auto handle = make_service_handle(std::make_shared<Service>(hook, opts, tier),
                                     [](const WorkItem& w) { return w.reference->id + "|" + w.ref_text; });
   RequestTrace t;
-  handle->encode(item, t);      // throws on failure; t is filled by the service
+  handle->encode(item, t);  // throws on failure; t is filled by the service
   std::uint64_t misses = handle->stats().misses;
   CHECK(misses == 1);
   // run/runner.hpp
@@ -302,7 +307,8 @@ TEST_CASE("header examples: run") {
   ServiceStats before = handle->stats();
   RunOptions o{.concurrency = 8};
   RunResult r = run_requests(*handle, items, o, &synth, frame_rate);
-  bool late = r.generator_behind;  double e2e = r.records[0].e2e_s;
+  bool late = r.generator_behind;
+  double e2e = r.records[0].e2e_s;
   CHECK_FALSE(late);
   CHECK(e2e > 0);
   // run/cell_metrics.hpp
@@ -312,16 +318,20 @@ TEST_CASE("header examples: run") {
   Cell cell = make_cell({"fish-s2-pro", Arm::m4a, Phase::cold, 8, 0}, run, after.minus(before), telemetry,
                         /*open_loop=*/false, /*batching_active=*/false);
   double p95 = cell.stage(Stage::e2e).p95;
-  add_cache_reuse(cell, run.records, CacheSpec{});   // cell.reuse: hit ratio and the miss-ratio curve
+  add_cache_reuse(cell, run.records, CacheSpec{});  // cell.reuse: hit ratio and the miss-ratio curve
   CHECK(p95 > 0);
   REQUIRE(cell.reuse);
   CHECK(cell.reuse->requests == 2);
   {
     // run/reference_schedule.hpp
-    ReferenceSpec spec;  spec.zipf = 1.1;  spec.never_seen_share = 0.1;
-    PhaseSpec phase;  phase.requests = 100;  phase.distinct = 20;
+    ReferenceSpec spec;
+    spec.zipf = 1.1;
+    spec.never_seen_share = 0.1;
+    PhaseSpec phase;
+    phase.requests = 100;
+    phase.distinct = 20;
     std::vector<std::size_t> refs = reference_schedule(spec, phase, /*first_never_seen=*/22, /*seed=*/1);
-    int fresh = never_seen_count(spec, phase);   // 10: refs holds 22..31 once each
+    int fresh = never_seen_count(spec, phase);  // 10: refs holds 22..31 once each
     CHECK(fresh == 10);
     CHECK(std::count_if(refs.begin(), refs.end(), [](std::size_t i) { return i >= 22; }) == 10);
   }

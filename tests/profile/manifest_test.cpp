@@ -158,6 +158,7 @@ TEST_CASE("warmup defaults to the cell's concurrency, over the references beyond
   CHECK(m.warmup_requests(16) == 16);
   CHECK(m.warmup_references() == 8 - 4);  // 8 variants, 4 measured; the largest concurrency is 16
   j["references"]["variants"] = 5;        // 4 measured + 2 needed
-  CHECK(error_of(j) == kManifestPath + ": references.variants: must provide at least 6 references (largest phase "
-                                       "distinct + warmup + never-seen requests), got 5");
+  CHECK(error_of(j) == kManifestPath +
+                           ": references.variants: must provide at least 6 references (largest phase "
+                           "distinct + warmup + never-seen requests), got 5");
 }

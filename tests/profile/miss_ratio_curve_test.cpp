@@ -117,7 +117,7 @@ TEST_CASE("miss-ratio curve: against a brute-force LRU with sizes varying by key
   MissRatioCurve mrc = miss_ratio_curve(trace);
   for (auto [bytes, hit] : mrc.points(6)) {
     const double lru = list_lru(trace, bytes, no_item_bound);
-    CHECK(hit >= lru - 1e-12);          // an upper bound...
+    CHECK(hit >= lru - 1e-12);               // an upper bound...
     CHECK(hit == Approx(lru).margin(0.02));  // ...within 2 points
   }
 }
@@ -126,7 +126,8 @@ TEST_CASE("miss-ratio curve: the memory tier's StageOutputCache hits as predicte
   SECTION("equal sizes: exact") {
     auto trace = zipf_trace(5000, 200, 1.1, 11);
     MissRatioCurve mrc = miss_ratio_curve(trace);
-    for (auto [bytes, hit] : mrc.points(8)) CHECK(hit == Approx(stage_cache(trace, bytes, no_item_bound)).margin(1e-12));
+    for (auto [bytes, hit] : mrc.points(8))
+      CHECK(hit == Approx(stage_cache(trace, bytes, no_item_bound)).margin(1e-12));
     for (std::size_t items : {1u, 8u, 40u})
       CHECK(mrc.hit_ratio(50'000, items) == Approx(stage_cache(trace, 50'000, items)).margin(1e-12));
   }

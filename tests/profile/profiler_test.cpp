@@ -153,7 +153,8 @@ TEST_CASE("a batch path that changes one code of one item makes the gate refuse 
   CHECK(summary_markdown(run).find("batcher/m4b/cold/c2/r0: 8 of 8 batched checked: 7 identical, 0 within tolerance 0, "
                                    "1 mismatched") != std::string::npos);
   const std::string page = render_html_report(run);
-  CHECK(page.find("data-key=\"parity.batcher/m4b/cold/c2/r0\">1 of 8 differ from single encodes<") != std::string::npos);
+  CHECK(page.find("data-key=\"parity.batcher/m4b/cold/c2/r0\">1 of 8 differ from single encodes<") !=
+        std::string::npos);
   CHECK(page.find("parity fails: 2 of 16") != std::string::npos);
   CHECK(validate_report_file(dir).empty());
   std::filesystem::remove_all(dir);
@@ -169,7 +170,7 @@ TEST_CASE("matched compute: one batch worker per device stream on a GPU, M4a's e
 TEST_CASE("by default each cell warms up with as many requests as its concurrency") {
   Manifest m = smoke_manifest();
   m.models.resize(1);
-  m.phases.resize(1);                        // cold: 8 distinct references
+  m.phases.resize(1);  // cold: 8 distinct references
   m.phases[0].concurrency = {3};
   m.arms.resize(1);                          // m4a
   m.references.warmup = warmup_concurrency;  // 10 variants: 2 beyond the measured 8

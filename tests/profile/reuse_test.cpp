@@ -26,11 +26,14 @@ Manifest reuse_manifest(const std::string& references, const std::string& phases
   json j = json::parse(R"({
     "schema_version": 1, "name": "fake-reuse", "seed": 5,
     "models": [{"name": "single", "synthesis": {"source": "test", "step_base_ms": 0.01, "steps_per_audio_second": 1}}],
-    "references": )" + references + R"(,
+    "references": )" + references +
+                       R"(,
     "texts": ["Hello there.", "A second sentence."],
-    "phases": )" + phases + R"(,
+    "phases": )" + phases +
+                       R"(,
     "arms": [{"name": "m4a"}],
-    "cache": {"max_bytes": )" + std::to_string(max_bytes) + R"(},
+    "cache": {"max_bytes": )" +
+                       std::to_string(max_bytes) + R"(},
     "gate": {"bootstrap_resamples": 100}
   })");
   return parse_manifest(j, std::string(REFENC_SOURCE_DIR) + "/workloads/fake-reuse.json");
@@ -122,7 +125,8 @@ TEST_CASE("manifest: popularity and never_seen_share are read, checked and need 
   CHECK_THROWS_WITH(reuse_manifest(R"({"clips": ["clips/en-m-16k.flac"], "variants": 40, "popularity": {}})",
                                    R"([{"kind": "cold"}])", 1 << 20),
                     Catch::Contains("references.popularity.zipf: required"));
-  Manifest plain = reuse_manifest(R"({"clips": ["clips/en-m-16k.flac"], "variants": 40})", R"([{"kind": "cold"}])", 1 << 20);
+  Manifest plain =
+      reuse_manifest(R"({"clips": ["clips/en-m-16k.flac"], "variants": 40})", R"([{"kind": "cold"}])", 1 << 20);
   CHECK_FALSE(plain.references.zipf);
   CHECK(plain.references.never_seen_share == 0);
 }
@@ -178,7 +182,8 @@ TEST_CASE("a replayed request trace sets each request's reference and arrival ti
       out << json{{"t", 10.0 + 0.002 * i}, {"reference", "user-" + std::to_string((i * i) % 97 % 40)}}.dump() << "\n";
   }
   const std::string refs = R"({"clips": ["clips/en-m-16k.flac", "clips/es-m-48k.flac"], "variants": 40, "warmup": 0,
-                               "trace": ")" + trace + R"("})";
+                               "trace": ")" +
+                           trace + R"("})";
   Manifest m = reuse_manifest(refs, R"([{"kind": "cold", "concurrency": [1]}])", 300);
   REQUIRE(m.references.trace_lines.size() == 300);
   CHECK(m.phases[0].requests == 300);
@@ -208,17 +213,23 @@ TEST_CASE("a replayed request trace sets each request's reference and arrival ti
   // Errors name the trace file and line, or the manifest field.
   {
     std::ofstream bad(dir + "/bad.jsonl");
-    bad << R"({"t": 1, "reference": "a"})" << "\n" << R"({"t": 0.5, "reference": "b"})" << "\n";
+    bad << R"({"t": 1, "reference": "a"})"
+        << "\n"
+        << R"({"t": 0.5, "reference": "b"})"
+        << "\n";
   }
-  CHECK_THROWS_WITH(reuse_manifest(R"({"clips": ["clips/en-m-16k.flac"], "variants": 4, "trace": ")" + dir +
-                                       R"(/bad.jsonl"})", R"([{"kind": "cold"}])", 300),
-                    Catch::Contains("bad.jsonl:2: t: must not go back in time"));
+  CHECK_THROWS_WITH(
+      reuse_manifest(R"({"clips": ["clips/en-m-16k.flac"], "variants": 4, "trace": ")" + dir + R"(/bad.jsonl"})",
+                     R"([{"kind": "cold"}])", 300),
+      Catch::Contains("bad.jsonl:2: t: must not go back in time"));
   CHECK_THROWS_WITH(reuse_manifest(refs, R"([{"kind": "cold", "distinct": 4}])", 300),
                     Catch::Contains("phases[0].distinct: set by the trace"));
   CHECK_THROWS_WITH(reuse_manifest(refs, R"([{"kind": "cold", "requests": 301}])", 300),
                     Catch::Contains("phases[0].requests: must be <= the trace's 300 lines"));
   const std::string zipf = R"({"clips": ["clips/en-m-16k.flac"], "variants": 40, "popularity": {"zipf": 1},
-                               "trace": ")" + trace + R"("})";
-  CHECK_THROWS_WITH(reuse_manifest(zipf, R"([{"kind": "cold"}])", 300), Catch::Contains("references.trace: a trace sets"));
+                               "trace": ")" +
+                           trace + R"("})";
+  CHECK_THROWS_WITH(reuse_manifest(zipf, R"([{"kind": "cold"}])", 300),
+                    Catch::Contains("references.trace: a trace sets"));
   std::filesystem::remove_all(dir);
 }

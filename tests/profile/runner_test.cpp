@@ -130,8 +130,8 @@ TEST_CASE("open loop: latency counts from the scheduled send and a late generato
     while (std::chrono::steady_clock::now() < until) std::this_thread::yield();
     hold = false;
   });
-  RunResult run = run_requests(*service, items(r, 6), {.concurrency = 1, .open_loop = true, .rate_per_s = 1000, .seed = 4},
-                               nullptr, 12.5);
+  RunResult run = run_requests(*service, items(r, 6),
+                               {.concurrency = 1, .open_loop = true, .rate_per_s = 1000, .seed = 4}, nullptr, 12.5);
   releaser.join();
   REQUIRE(run.records.size() == 6);
   CHECK(run.generator_behind);

@@ -45,7 +45,9 @@ TEST_CASE("the bootstrap is seeded and reproducible") {
     a[i] = 1.0 + static_cast<double>(g() % 1000) / 1000.0;
     b[i] = 0.5 * a[i];
   }
-  auto stat = [](std::span<const double> x, std::span<const double> y) { return 1.0 - percentile(y, 95) / percentile(x, 95); };
+  auto stat = [](std::span<const double> x, std::span<const double> y) {
+    return 1.0 - percentile(y, 95) / percentile(x, 95);
+  };
   Interval i1 = bootstrap_pair(a, b, stat, {.resamples = 500, .seed = 11});
   Interval i2 = bootstrap_pair(a, b, stat, {.resamples = 500, .seed = 11});
   Interval i3 = bootstrap_pair(a, b, stat, {.resamples = 500, .seed = 12});
@@ -57,7 +59,8 @@ TEST_CASE("the bootstrap is seeded and reproducible") {
   CHECK(i1.hi >= i1.point);
   // A constant sample has a degenerate interval.
   std::vector<double> c(30, 2.0);
-  Interval ic = bootstrap_one(c, [](std::span<const double> x) { return percentile(x, 95); }, {.resamples = 200, .seed = 1});
+  Interval ic =
+      bootstrap_one(c, [](std::span<const double> x) { return percentile(x, 95); }, {.resamples = 200, .seed = 1});
   CHECK(ic.lo == 2.0);
   CHECK(ic.hi == 2.0);
   // The index stream is std::mt19937_64's, whose 10000th output the standard fixes.

@@ -171,10 +171,10 @@ TEST_CASE("telemetry: with the energy counter unsupported, power is integrated o
   GpuProbe probe(FAKE_NVML_PATH);
   REQUIRE(probe.available());
   GpuAccumulator acc(probe);
-  acc.add(probe.read(), 0.0);   // 100 W
-  acc.add(probe.read(), 1.0);   // 200 W: 150 J over the first second
-  acc.add(probe.read(), 2.0);   // power failed: the next trapezoid spans the gap
-  acc.add(probe.read(), 3.0);   // 200 W: 400 J over the next two seconds
+  acc.add(probe.read(), 0.0);  // 100 W
+  acc.add(probe.read(), 1.0);  // 200 W: 150 J over the first second
+  acc.add(probe.read(), 2.0);  // power failed: the next trapezoid spans the gap
+  acc.add(probe.read(), 3.0);  // 200 W: 400 J over the next two seconds
   GpuSummary g = acc.summary();
   CHECK(g.energy_method == energy_method_power_integrated);
   CHECK(g.energy_j == 550);
@@ -270,21 +270,29 @@ TEST_CASE("telemetry: the GPU block is schema-valid and reads back; old reports'
 
   // The page's utilisation section shows them, and the metrics that were unavailable.
   run.cells[1].telemetry.gpu = g;
-  run.cells[1].telemetry.gpu.metrics.power.unavailable = "unavailable: nvmlDeviceGetPowerUsage: Not Supported (NVML code 3)";
+  run.cells[1].telemetry.gpu.metrics.power.unavailable =
+      "unavailable: nvmlDeviceGetPowerUsage: Not Supported (NVML code 3)";
   std::string page = render_html_report(run);
   CHECK(contains(page, "GPU power and energy"));
-  CHECK(contains(page, "<td class=\"n\">200.0 / 250.0</td><td class=\"n\">40.00</td><td>counter</td>"
-                       "<td class=\"n\">11</td><td class=\"n\">3.636</td>"));
+  CHECK(contains(page,
+                 "<td class=\"n\">200.0 / 250.0</td><td class=\"n\">40.00</td><td>counter</td>"
+                 "<td class=\"n\">11</td><td class=\"n\">3.636</td>"));
   CHECK(contains(page, "GPU power: unavailable: nvmlDeviceGetPowerUsage: Not Supported (NVML code 3)."));
   std::string summary = summary_markdown(run);
-  CHECK(contains(summary, "- " + run.cells[0].key.id() +
-                              ": power 200.0 W mean, 250.0 W max; 40.00 J (counter), 11 encodes, 3.636 J per encode\n"));
-  CHECK_FALSE(contains(summary_markdown(load_run(std::string(REFENC_SOURCE_DIR) + "/reports/baseline")), "GPU 0 power"));
+  CHECK(
+      contains(summary, "- " + run.cells[0].key.id() +
+                            ": power 200.0 W mean, 250.0 W max; 40.00 J (counter), 11 encodes, 3.636 J per encode\n"));
+  CHECK_FALSE(
+      contains(summary_markdown(load_run(std::string(REFENC_SOURCE_DIR) + "/reports/baseline")), "GPU 0 power"));
 
   // A GPU block as reports wrote it before power and energy.
-  report["cells"][0]["telemetry"]["gpu"] = json{{"available", true}, {"name", "Old GPU"}, {"util_percent_mean", 12.5},
-                                                {"util_percent_max", 30}, {"memory_used_max_mib", 900},
-                                                {"memory_total_mib", 81920}, {"samples", 4}};
+  report["cells"][0]["telemetry"]["gpu"] = json{{"available", true},
+                                                {"name", "Old GPU"},
+                                                {"util_percent_mean", 12.5},
+                                                {"util_percent_max", 30},
+                                                {"memory_used_max_mib", 900},
+                                                {"memory_total_mib", 81920},
+                                                {"samples", 4}};
   RunRecord old = run_from_json(report, "old/report.json");
   const GpuSummary& o = old.cells[0].telemetry.gpu;
   CHECK(o.util_mean == 12.5);
@@ -311,7 +319,8 @@ TEST_CASE("telemetry: an energy counter that goes backwards is not differenced; 
 
 TEST_CASE("telemetry: the background thread reads the fake GPU while a cell runs") {
   FakeNvml fake;
-  fake.script(R"({"utilization": [25], "memory_used_mib": [64], "power_mw": [80000], "energy_mj": [1000, 2000, 3000]})");
+  fake.script(
+      R"({"utilization": [25], "memory_used_mib": [64], "power_mw": [80000], "energy_mj": [1000, 2000, 3000]})");
   TelemetrySampler sampler(std::chrono::milliseconds(1), FAKE_NVML_PATH);
   while (fake.calls("nvmlDeviceGetUtilizationRates") < 3) std::this_thread::yield();
   TelemetrySummary t = sampler.stop();

@@ -68,9 +68,12 @@ TEST_CASE("report --trace: a trace-event file whose request events nest and sum 
     const int pid = e["pid"], tid = e["tid"];
     if (e["ph"] == "M") {
       REQUIRE(e["args"]["name"].is_string());
-      if (e["name"] == "process_name") processes[pid] = e["args"]["name"];
-      else if (e["name"] == "thread_name") threads[{pid, tid}] = e["args"]["name"];
-      else FAIL("unexpected metadata event");
+      if (e["name"] == "process_name")
+        processes[pid] = e["args"]["name"];
+      else if (e["name"] == "thread_name")
+        threads[{pid, tid}] = e["args"]["name"];
+      else
+        FAIL("unexpected metadata event");
       continue;
     }
     REQUIRE(e["ph"] == "X");
@@ -80,7 +83,8 @@ TEST_CASE("report --trace: a trace-event file whose request events nest and sum 
     REQUIRE(e["cat"].is_string());
     CHECK(processes.count(pid) == 1);  // metadata comes first
     CHECK(threads.count({pid, tid}) == 1);
-    if (e["name"] == "request") requests.push_back({e, {}});
+    if (e["name"] == "request")
+      requests.push_back({e, {}});
     else {
       REQUIRE(!requests.empty());
       requests.back().second.push_back(e);

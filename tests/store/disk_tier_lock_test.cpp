@@ -245,7 +245,8 @@ int child_lookup(const std::string& root, int start_fd, std::chrono::millisecond
 
 }  // namespace
 
-TEST_CASE("four processes started together on one clip and one folder: one encodes, three read its entry", "[processes]") {
+TEST_CASE("four processes started together on one clip and one folder: one encodes, three read its entry",
+          "[processes]") {
   TempDir dir;
   tier_at(dir);
   for (int round = 0; round < 3; ++round) {

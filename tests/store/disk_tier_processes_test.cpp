@@ -91,7 +91,8 @@ namespace {
 /// A large artifact, so that a write takes long enough to be killed in the middle of it.
 Artifact big_artifact(int i) {
   std::vector<std::int64_t> codes(200'000);
-  for (std::size_t j = 0; j < codes.size(); ++j) codes[j] = static_cast<std::int64_t>((j * 31 + static_cast<std::size_t>(i)) % 1024);
+  for (std::size_t j = 0; j < codes.size(); ++j)
+    codes[j] = static_cast<std::int64_t>((j * 31 + static_cast<std::size_t>(i)) % 1024);
   Artifact a;
   a.tensors["codes"] = HostTensor::from_vector<std::int64_t>({2, 100'000}, codes);
   a.meta["i"] = std::to_string(i);

@@ -319,7 +319,7 @@ TEST_CASE("stale temporary files are cleaned on open and gc; fresh ones of live 
   auto tier = open_disk_tier(at(dir.path));
   tier->store(fake_key("a"), fake_artifact("a"));
   const fs::path folder = tier->entry_path(fake_key("a")).parent_path();
-  const fs::path dead = folder / ".tmp-999999999-1-1-x.pt";            // no such process
+  const fs::path dead = folder / ".tmp-999999999-1-1-x.pt";                            // no such process
   const fs::path old = folder / (".tmp-" + std::to_string(::getpid()) + "-1-1-y.pt");  // live pid, old
   const fs::path fresh = folder / (".tmp-" + std::to_string(::getpid()) + "-1-2-z.pt");
   for (const auto& p : {dead, old, fresh}) write_bytes(p, {'p', 'a', 'r', 't'});
@@ -434,8 +434,8 @@ struct RequestLoop {
     for (int t = 0; t < thread_count; ++t)
       threads.emplace_back([this, t, keys, warmup, &started] {
         for (long i = 0; !stop; ++i) {
-          const std::string text = i % 2 ? "key" + std::to_string((i * 7 + t) % keys)
-                                         : "new-" + std::to_string(t) + "-" + std::to_string(i);
+          const std::string text =
+              i % 2 ? "key" + std::to_string((i * 7 + t) % keys) : "new-" + std::to_string(t) + "-" + std::to_string(i);
           try {
             if (service.get_or_encode(text) != fake_artifact(text)) ++wrong;
           } catch (...) {
@@ -456,7 +456,9 @@ struct RequestLoop {
 
 }  // namespace
 
-TEST_CASE("a root remounted read-only in the middle of a run: requests go on, the tier disables itself once (tmpfs; root only)") {
+TEST_CASE(
+    "a root remounted read-only in the middle of a run: requests go on, the tier disables itself once (tmpfs; root "
+    "only)") {
   SmallMount m("size=16m,mode=0700", 0);
   if (!m.ok) {
     WARN("SKIPPED: cannot mount a tmpfs here (needs root and mount rights)");
@@ -508,7 +510,8 @@ TEST_CASE("a root remounted read-only in the middle of a run: requests go on, th
 
   // Memory-only from now on: still right, nothing more counted on the disk.
   const TierStats disabled = tier->stats();
-  for (int i = 0; i < 40; ++i) CHECK(service.get_or_encode("key" + std::to_string(i)) == fake_artifact("key" + std::to_string(i)));
+  for (int i = 0; i < 40; ++i)
+    CHECK(service.get_or_encode("key" + std::to_string(i)) == fake_artifact("key" + std::to_string(i)));
   CHECK(tier->stats().disk_writes == disabled.disk_writes);
   CHECK(tier->stats().disk_hits == disabled.disk_hits);
 
@@ -545,7 +548,7 @@ TEST_CASE("entry files deleted and truncated under a running service: right answ
         const fs::path p = tier->entry_path(fake_key(key_text(i)));
         if ((i + round) % 2) {
           deleted += ::unlink(p.c_str()) == 0;
-        } else if (struct stat st {}; ::stat(p.c_str(), &st) == 0 && st.st_size > 1) {
+        } else if (struct stat st{}; ::stat(p.c_str(), &st) == 0 && st.st_size > 1) {
           truncated += ::truncate(p.c_str(), st.st_size / 2) == 0;
         }
       }
@@ -563,15 +566,17 @@ TEST_CASE("entry files deleted and truncated under a running service: right answ
     service.clear();
     for (int i = 0; i < kKeys; ++i) {
       const fs::path p = tier->entry_path(fake_key(key_text(i)));
-      if (i % 2) fs::remove(p);
-      else fs::resize_file(p, fs::file_size(p) / 2);
+      if (i % 2)
+        fs::remove(p);
+      else
+        fs::resize_file(p, fs::file_size(p) / 2);
     }
     const TierStats before = tier->stats();
     const int encodes = hook->encodes;
     for (int i = 0; i < kKeys; ++i) CHECK(service.get_or_encode(key_text(i)) == fake_artifact(key_text(i)));
-    CHECK(hook->encodes == encodes + kKeys);                              // each one recomputed
+    CHECK(hook->encodes == encodes + kKeys);                               // each one recomputed
     CHECK(tier->stats().disk_corrupt == before.disk_corrupt + kKeys / 2);  // the truncated ones
-    CHECK(tier->stats().disk_writes == before.disk_writes + kKeys);       // and written again
+    CHECK(tier->stats().disk_writes == before.disk_writes + kKeys);        // and written again
   }
 
   // Either way, every entry is repaired by the next read that needs it: afterwards each key is a disk

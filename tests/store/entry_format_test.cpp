@@ -25,7 +25,8 @@ namespace {
 Artifact every_dtype() {
   Artifact a;
   a.tensors["u8"] = HostTensor::from_vector<std::uint8_t>({3}, std::vector<std::uint8_t>{0, 7, 255});
-  a.tensors["i16"] = HostTensor::from_vector<std::int16_t>({2, 3}, std::vector<std::int16_t>{-5, 0, 5, 1000, -1000, 32767});
+  a.tensors["i16"] =
+      HostTensor::from_vector<std::int16_t>({2, 3}, std::vector<std::int16_t>{-5, 0, 5, 1000, -1000, 32767});
   a.tensors["i32"] = HostTensor::from_vector<std::int32_t>({2}, std::vector<std::int32_t>{-70000, 70000});
   a.tensors["i64"] = HostTensor::from_vector<std::int64_t>({1, 2}, std::vector<std::int64_t>{1ll << 40, -3});
   a.tensors["f32"] = HostTensor::from_vector<float>({2, 2}, std::vector<float>{0.5f, -1.25f, 3e7f, 0.0f});
@@ -93,7 +94,9 @@ TEST_CASE("entry decode survives 1500 seeded mutations: refused or the same arti
         case 0: m[pos(rng) % m.size()] ^= static_cast<char>(1 << (byte(rng) % 8)); break;
         case 1: m[pos(rng) % m.size()] = static_cast<char>(byte(rng)); break;
         case 2: m.resize(pos(rng) % m.size() + 1); break;
-        default: m.insert(m.begin() + static_cast<std::ptrdiff_t>(pos(rng) % m.size()), static_cast<char>(byte(rng))); break;
+        default:
+          m.insert(m.begin() + static_cast<std::ptrdiff_t>(pos(rng) % m.size()), static_cast<char>(byte(rng)));
+          break;
       }
     }
     try {
@@ -119,7 +122,7 @@ TEST_CASE("checksum depends on names, dtypes, shapes, data and metadata") {
   Artifact d = a;
   d.tensors["codes"] = HostTensor::from_vector<std::int64_t>(
       {a.tensor("codes").shape()[1], 2}, std::vector<std::int64_t>(a.tensor("codes").values<std::int64_t>().begin(),
-                                                                  a.tensor("codes").values<std::int64_t>().end()));
+                                                                   a.tensor("codes").values<std::int64_t>().end()));
   CHECK(artifact_checksum(d) != base);  // same bytes, other shape
 }
 
@@ -145,7 +148,8 @@ TEST_CASE("an entry opens in Python with torch.load(weights_only=True)") {
          "print(json.dumps(out))\n";
   }
   const auto out_path = dir.path / "out.json";
-  const std::string cmd = "/usr/bin/python3 " + script.string() + " " + entry.string() + " > " + out_path.string() + " 2>&1";
+  const std::string cmd =
+      "/usr/bin/python3 " + script.string() + " " + entry.string() + " > " + out_path.string() + " 2>&1";
   int rc = std::system(cmd.c_str());
   std::ifstream in(out_path);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -156,8 +160,8 @@ TEST_CASE("an entry opens in Python with torch.load(weights_only=True)") {
   CHECK(j["key"] == key);
   CHECK(j["checksum"] == artifact_checksum(a));
   CHECK(j["meta"]["ref_text"] == "Hello, wörld");
-  const std::map<std::string, std::string> torch_dtype = {{"u8", "torch.uint8"},   {"i16", "torch.int16"},
-                                                          {"i32", "torch.int32"},  {"i64", "torch.int64"},
+  const std::map<std::string, std::string> torch_dtype = {{"u8", "torch.uint8"},    {"i16", "torch.int16"},
+                                                          {"i32", "torch.int32"},   {"i64", "torch.int64"},
                                                           {"f32", "torch.float32"}, {"scalar", "torch.float32"}};
   REQUIRE(j["tensors"].size() == a.tensors.size());
   for (const auto& [name, t] : a.tensors) {
@@ -166,11 +170,21 @@ TEST_CASE("an entry opens in Python with torch.load(weights_only=True)") {
     CHECK(pt["shape"].get<std::vector<std::int64_t>>() == t.shape());
     std::vector<double> want;
     switch (t.dtype()) {
-      case DType::uint8: for (auto v : t.values<std::uint8_t>()) want.push_back(v); break;
-      case DType::int16: for (auto v : t.values<std::int16_t>()) want.push_back(v); break;
-      case DType::int32: for (auto v : t.values<std::int32_t>()) want.push_back(v); break;
-      case DType::int64: for (auto v : t.values<std::int64_t>()) want.push_back(static_cast<double>(v)); break;
-      case DType::float32: for (auto v : t.values<float>()) want.push_back(v); break;
+      case DType::uint8:
+        for (auto v : t.values<std::uint8_t>()) want.push_back(v);
+        break;
+      case DType::int16:
+        for (auto v : t.values<std::int16_t>()) want.push_back(v);
+        break;
+      case DType::int32:
+        for (auto v : t.values<std::int32_t>()) want.push_back(v);
+        break;
+      case DType::int64:
+        for (auto v : t.values<std::int64_t>()) want.push_back(static_cast<double>(v));
+        break;
+      case DType::float32:
+        for (auto v : t.values<float>()) want.push_back(v);
+        break;
     }
     CHECK(pt["values"].get<std::vector<double>>() == want);
   }
@@ -254,7 +268,10 @@ TEST_CASE("hostile archives are refused before LibTorch allocates what they decl
   // declared 4 GiB string, reserve memo slots for a declared index, pop values from an empty stack,
   // read tensor data past its record, or leak its zip state when its reader refused the archive.
   SECTION("a string declaring 4 GiB in a pickle of 12 bytes") {
-    const auto [message, peak_kb] = decode_in_child(archive_with_pickle(std::string("\x80\x02X\xfe\xff\xff\xff" "abc.", 12)));
+    const auto [message, peak_kb] =
+        decode_in_child(archive_with_pickle(std::string("\x80\x02X\xfe\xff\xff\xff"
+                                                        "abc.",
+                                                        12)));
     CHECK_THAT(message, Catch::Contains("unreadable pickle: argument runs past the end at offset 2"));
     CHECK(peak_kb < 64 * 1024);
   }
@@ -267,7 +284,8 @@ TEST_CASE("hostile archives are refused before LibTorch allocates what they decl
     CHECK_THROWS_WITH(decode_entry(archive_with_pickle(std::string("\x80\x02}(\x87\x87\x87\x32\x30.", 10)), ""),
                       Catch::Contains("stack underflow at offset 4"));
     CHECK_THROWS_WITH(decode_entry(archive_with_pickle("\x80\x02t."), ""), Catch::Contains("no MARK"));
-    CHECK_THROWS_WITH(decode_entry(archive_with_pickle("\x80\x02}(K\x01u."), ""), Catch::Contains("odd number of dict items"));
+    CHECK_THROWS_WITH(decode_entry(archive_with_pickle("\x80\x02}(K\x01u."), ""),
+                      Catch::Contains("odd number of dict items"));
     CHECK_THROWS_WITH(decode_entry(archive_with_pickle("\x80\x02}K\x01."), ""), Catch::Contains("STOP with 2 values"));
     CHECK_THROWS_WITH(decode_entry(archive_with_pickle("\x80\x02}"), ""), Catch::Contains("no STOP"));
     CHECK_THROWS_WITH(decode_entry(archive_with_pickle("\x80\x02}\xff."), ""), Catch::Contains("unknown opcode 255"));
@@ -281,7 +299,8 @@ TEST_CASE("hostile archives are refused before LibTorch allocates what they decl
     // consistent for LibTorch, but the record holds 80 bytes and the tensor would read 508.
     bytes = patched(bytes, "cpuq\x09K\x28", "cpuq\x09K\xff");
     bytes = patched(bytes, "(K\x02K\x14t(K\x14K\x01t", "(K\x02K\x7ft(K\x7fK\x01t");
-    CHECK_THROWS_WITH(decode_entry(bytes, "k"), Catch::Contains("tensor 'codes' claims more data than its record holds"));
+    CHECK_THROWS_WITH(decode_entry(bytes, "k"),
+                      Catch::Contains("tensor 'codes' claims more data than its record holds"));
   }
   SECTION("a compressed record declaring 4 GiB") {
     std::vector<char> bytes = encode_entry("k", fake_artifact("x"));
@@ -295,11 +314,13 @@ TEST_CASE("hostile archives are refused before LibTorch allocates what they decl
   SECTION("archives LibTorch's reader refuses while opening them (it leaked its zip state then)") {
     std::vector<char> bytes = encode_entry("k", fake_artifact("x"));
     // Names are matched as the zip reader matches them, ignoring case.
-    CHECK(decode_entry(patched(patched(bytes, "archive/version", "archive/VERSION"), "archive/version", "archive/VERSION"),
-                       "k") == fake_artifact("x"));
-    CHECK_THROWS_WITH(decode_entry(patched(patched(bytes, "archive/version", "archive/vers1on"), "archive/version",
-                                           "archive/vers1on"), "k"),
-                      Catch::Contains("no version record"));
+    CHECK(decode_entry(
+              patched(patched(bytes, "archive/version", "archive/VERSION"), "archive/version", "archive/VERSION"),
+              "k") == fake_artifact("x"));
+    CHECK_THROWS_WITH(
+        decode_entry(
+            patched(patched(bytes, "archive/version", "archive/vers1on"), "archive/version", "archive/vers1on"), "k"),
+        Catch::Contains("no version record"));
     std::vector<char> encrypted = bytes;
     put_le(encrypted, directory_record(encrypted, "archive/version") + 8, 0x40, 2);
     CHECK_THROWS_WITH(decode_entry(encrypted, "k"), Catch::Contains("record 3 is encrypted"));

@@ -89,10 +89,23 @@ class RedisServer {
   /// Starts the server (empty: nothing is saved) and waits until it answers.
   void start() {
     if (pid_ > 0) return;
-    std::vector<std::string> args = {"redis-server", "--port", std::to_string(port_), "--bind", "127.0.0.1",
-                                     "--save", "", "--appendonly", "no", "--dir", dir_.path.string(),
-                                     "--daemonize", "no", "--protected-mode", "yes",
-                                     "--logfile", (dir_.path / "redis.log").string()};
+    std::vector<std::string> args = {"redis-server",
+                                     "--port",
+                                     std::to_string(port_),
+                                     "--bind",
+                                     "127.0.0.1",
+                                     "--save",
+                                     "",
+                                     "--appendonly",
+                                     "no",
+                                     "--dir",
+                                     dir_.path.string(),
+                                     "--daemonize",
+                                     "no",
+                                     "--protected-mode",
+                                     "yes",
+                                     "--logfile",
+                                     (dir_.path / "redis.log").string()};
     // A bound and an LRU policy unless the test says otherwise (later arguments win).
     args.insert(args.end(), {"--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru"});
     if (redis_server_major() >= 7) args.insert(args.end(), {"--enable-debug-command", "yes"});

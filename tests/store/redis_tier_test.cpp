@@ -22,12 +22,12 @@ using namespace std::chrono_literals;
 
 namespace {
 
-#define REQUIRE_REDIS()                                                                 \
-  do {                                                                                  \
-    if (!redis_server_available()) {                                                    \
-      WARN("redis-server is not installed (scripts/setup.sh --test): test skipped");    \
-      return;                                                                           \
-    }                                                                                   \
+#define REQUIRE_REDIS()                                                              \
+  do {                                                                               \
+    if (!redis_server_available()) {                                                 \
+      WARN("redis-server is not installed (scripts/setup.sh --test): test skipped"); \
+      return;                                                                        \
+    }                                                                                \
   } while (0)
 
 /// A FakeHook whose encodes take `delay` (so that replicas overlap).
@@ -259,14 +259,15 @@ TEST_CASE("redis tier: stalls (DEBUG SLEEP, CLIENT PAUSE) cost at most the timeo
   CHECK(outcome_of(s, "warm") == RequestOutcome::encoded);
   RedisClient admin({.endpoint = RedisEndpoint::parse(redis.url(), false), .command_timeout = 5000ms});
 
-  for (const std::vector<std::string_view>& stall :
-       {std::vector<std::string_view>{"DEBUG", "SLEEP", "1.5"}, std::vector<std::string_view>{"CLIENT", "PAUSE", "1500", "ALL"}}) {
+  for (const std::vector<std::string_view>& stall : {std::vector<std::string_view>{"DEBUG", "SLEEP", "1.5"},
+                                                     std::vector<std::string_view>{"CLIENT", "PAUSE", "1500", "ALL"}}) {
     INFO(stall[0]);
     std::thread staller([&] { admin.command(stall); });
     std::this_thread::sleep_for(100ms);
     s.clear();
     const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < 20; ++i) CHECK(s.get_or_encode("stall" + std::to_string(i)) == fake_artifact("stall" + std::to_string(i)));
+    for (int i = 0; i < 20; ++i)
+      CHECK(s.get_or_encode("stall" + std::to_string(i)) == fake_artifact("stall" + std::to_string(i)));
     const auto took = std::chrono::steady_clock::now() - t0;
     // One lookup and one write may each wait for a timeout; the rest skip the open circuit.
     CHECK(took < 1200ms);
@@ -336,7 +337,8 @@ TEST_CASE("redis tier: a follower waits for the lease holder, bounded, and takes
   REQUIRE_REDIS();
   RedisServer redis;
   auto tier = open_redis_tier(fast(redis.url()));
-  RedisClient r({.endpoint = RedisEndpoint::parse(redis.url(), false), .command_timeout = std::chrono::milliseconds(2000)});
+  RedisClient r(
+      {.endpoint = RedisEndpoint::parse(redis.url(), false), .command_timeout = std::chrono::milliseconds(2000)});
   const ReferenceEncodeKey key = fake_key("dave");
   const std::string lease = tier->value_key(key) + ":lease";
 

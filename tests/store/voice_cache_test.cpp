@@ -143,9 +143,10 @@ TEST_CASE("max_voices: a put past the cap is refused with a clear error; version
   VoiceCacheOptions o = at(dir.path);
   o.max_voices = 3;
   VoiceCache voices(o);
-  for (std::string name : {"alice", "bob", "carol"}) CHECK(voices.put({"fish", name, "1", "codes"}, fake_artifact(name)));
-  CHECK(voices.put({"fish", "Alice", "2", "codes"}, fake_artifact("a2")));     // a new version
-  CHECK(voices.put({"qwen", "BOB", "1", "speaker"}, fake_artifact("bq")));     // another model
+  for (std::string name : {"alice", "bob", "carol"})
+    CHECK(voices.put({"fish", name, "1", "codes"}, fake_artifact(name)));
+  CHECK(voices.put({"fish", "Alice", "2", "codes"}, fake_artifact("a2")));      // a new version
+  CHECK(voices.put({"qwen", "BOB", "1", "speaker"}, fake_artifact("bq")));      // another model
   CHECK(voices.put({"fish", "carol", "1", "codes"}, fake_artifact("carol2")));  // a replacement
   CHECK(voices.voice_count() == 3);
   try {

@@ -37,8 +37,8 @@ using Clock = std::chrono::steady_clock;
 
 struct Req {
   int key = 0;
-  bool fail = false;           ///< encode_one throws; poisons any batch it is in.
-  bool slow = false;           ///< encode takes long enough for followers to time out.
+  bool fail = false;  ///< encode_one throws; poisons any batch it is in.
+  bool slow = false;  ///< encode takes long enough for followers to time out.
   bool revalidate_no = false;
   bool revalidate_throws = false;
 };
@@ -119,12 +119,18 @@ Args parse(int argc, char** argv) {
   Args a;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
-    if (k == "--threads") a.threads = std::stoi(v);
-    else if (k == "--requests") a.requests = std::stol(v);
-    else if (k == "--keys") a.keys = std::stoi(v);
-    else if (k == "--seed") a.seed = static_cast<unsigned>(std::stoul(v));
-    else if (k == "--root") a.root = v;
-    else if (k == "--redis") a.redis = v;
+    if (k == "--threads")
+      a.threads = std::stoi(v);
+    else if (k == "--requests")
+      a.requests = std::stol(v);
+    else if (k == "--keys")
+      a.keys = std::stoi(v);
+    else if (k == "--seed")
+      a.seed = static_cast<unsigned>(std::stoul(v));
+    else if (k == "--root")
+      a.root = v;
+    else if (k == "--redis")
+      a.redis = v;
     else {
       std::fprintf(stderr, "stress_service: unknown option %s\n", k.c_str());
       std::exit(2);
@@ -137,10 +143,9 @@ Args parse(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   const Args args = parse(argc, argv);
-  std::filesystem::path root = args.root.empty()
-                                   ? std::filesystem::temp_directory_path() /
-                                         ("refenc-stress-" + std::to_string(::getpid()))
-                                   : std::filesystem::path(args.root);
+  std::filesystem::path root =
+      args.root.empty() ? std::filesystem::temp_directory_path() / ("refenc-stress-" + std::to_string(::getpid()))
+                        : std::filesystem::path(args.root);
   std::filesystem::remove_all(root);
   const std::size_t max_bytes = 256 << 10;
   auto hook = std::make_shared<StressHook>();
@@ -152,11 +157,13 @@ int main(int argc, char** argv) {
   }
   std::shared_ptr<SecondTier<Artifact>> second = tier;
   if (shared) second = std::make_shared<store::TierChain>(tier, shared);
-  ReferenceEncodeService<Req, Artifact, Artifact> service(
-      hook,
-      {.max_items = 256, .max_bytes = max_bytes, .timeout = std::chrono::milliseconds(10), .max_batch_size = 8,
-       .max_batch_wait = std::chrono::microseconds(500)},
-      second);
+  ReferenceEncodeService<Req, Artifact, Artifact> service(hook,
+                                                          {.max_items = 256,
+                                                           .max_bytes = max_bytes,
+                                                           .timeout = std::chrono::milliseconds(10),
+                                                           .max_batch_size = 8,
+                                                           .max_batch_wait = std::chrono::microseconds(500)},
+                                                          second);
 
   std::atomic<long> next{0}, answered{0}, ok{0}, wrong{0}, encode_errors{0}, timeouts{0}, other_errors{0};
   std::atomic<bool> done{false};
@@ -171,7 +178,8 @@ int main(int argc, char** argv) {
     long checks = 0;
     while (!done) {
       auto a = service.audit();
-      if (a.bytes != a.recounted_bytes) violation("byte gauge " + std::to_string(a.bytes) + " != recount " + std::to_string(a.recounted_bytes));
+      if (a.bytes != a.recounted_bytes)
+        violation("byte gauge " + std::to_string(a.bytes) + " != recount " + std::to_string(a.recounted_bytes));
       if (a.bytes > max_bytes) violation("bytes over budget: " + std::to_string(a.bytes));
       if (a.entries > 256) violation("entries over max_items: " + std::to_string(a.entries));
       if (a.in_flight > static_cast<std::size_t>(args.threads)) violation("more flights than callers");
@@ -191,20 +199,23 @@ int main(int argc, char** argv) {
         Req r;
         r.key = key(rng);
         const int p = pct(rng);
-        r.fail = p < 20;                    // 2 %
-        r.slow = p >= 20 && p < 25;         // 0.5 %
+        r.fail = p < 20;                          // 2 %
+        r.slow = p >= 20 && p < 25;               // 0.5 %
         r.revalidate_no = p >= 25 && p < 45;      // 2 %
         r.revalidate_throws = p >= 45 && p < 55;  // 1 %
         try {
           Artifact got = service.get_or_encode(r, "request");
-          if (got == expected(r.key)) ++ok;
+          if (got == expected(r.key))
+            ++ok;
           else {
             ++wrong;
             violation("wrong artifact for key " + std::to_string(r.key));
           }
         } catch (const Error& e) {
-          if (e.kind() == ErrorKind::timeout) ++timeouts;
-          else if (e.kind() == ErrorKind::encode || e.kind() == ErrorKind::io) ++encode_errors;
+          if (e.kind() == ErrorKind::timeout)
+            ++timeouts;
+          else if (e.kind() == ErrorKind::encode || e.kind() == ErrorKind::io)
+            ++encode_errors;
           else {
             ++other_errors;
             violation(std::string("unexpected error: ") + e.what());
@@ -221,7 +232,8 @@ int main(int argc, char** argv) {
 
   auto st = service.stats();
   auto audit = service.audit();
-  if (answered != args.requests) violation("answered " + std::to_string(answered.load()) + " of " + std::to_string(args.requests));
+  if (answered != args.requests)
+    violation("answered " + std::to_string(answered.load()) + " of " + std::to_string(args.requests));
   if (audit.in_flight != 0) violation("in-flight entries left: " + std::to_string(audit.in_flight));
   if (hook->duplicates != 0) violation("concurrent duplicate encodes: " + std::to_string(hook->duplicates.load()));
   if (st.hits + st.misses + st.merged + st.uncacheable != static_cast<std::uint64_t>(args.requests))
@@ -229,20 +241,22 @@ int main(int argc, char** argv) {
   const auto disk = tier->verify(false);
   if (!disk.corrupt.empty()) violation("disk tier holds corrupt entries: " + std::to_string(disk.corrupt.size()));
 
-  std::printf("stress: %d threads, %ld requests, %d keys, %.1f s (%.0f req/s)\n", args.threads, args.requests, args.keys,
-              seconds, args.requests / seconds);
+  std::printf("stress: %d threads, %ld requests, %d keys, %.1f s (%.0f req/s)\n", args.threads, args.requests,
+              args.keys, seconds, args.requests / seconds);
   std::printf("answers: ok=%ld wrong=%ld encode/revalidate errors=%ld follower timeouts=%ld other=%ld\n", ok.load(),
               wrong.load(), encode_errors.load(), timeouts.load(), other_errors.load());
-  std::printf("service: hits=%llu misses=%llu merged=%llu failed=%llu timeouts=%llu evictions=%llu oversize=%llu "
-              "batches=%llu batched_items=%llu\n",
-              (unsigned long long)st.hits, (unsigned long long)st.misses, (unsigned long long)st.merged,
-              (unsigned long long)st.failed, (unsigned long long)st.timeouts, (unsigned long long)st.evictions,
-              (unsigned long long)st.oversize, (unsigned long long)st.batches, (unsigned long long)st.batched_items);
-  std::printf("disk: hits=%llu misses=%llu writes=%llu errors=%llu corrupt=%llu evictions=%llu; verify: %llu entries ok\n",
-              (unsigned long long)st.tier.disk_hits, (unsigned long long)st.tier.disk_misses,
-              (unsigned long long)st.tier.disk_writes, (unsigned long long)st.tier.disk_errors,
-              (unsigned long long)st.tier.disk_corrupt, (unsigned long long)st.tier.disk_evictions,
-              (unsigned long long)disk.ok);
+  std::printf(
+      "service: hits=%llu misses=%llu merged=%llu failed=%llu timeouts=%llu evictions=%llu oversize=%llu "
+      "batches=%llu batched_items=%llu\n",
+      (unsigned long long)st.hits, (unsigned long long)st.misses, (unsigned long long)st.merged,
+      (unsigned long long)st.failed, (unsigned long long)st.timeouts, (unsigned long long)st.evictions,
+      (unsigned long long)st.oversize, (unsigned long long)st.batches, (unsigned long long)st.batched_items);
+  std::printf(
+      "disk: hits=%llu misses=%llu writes=%llu errors=%llu corrupt=%llu evictions=%llu; verify: %llu entries ok\n",
+      (unsigned long long)st.tier.disk_hits, (unsigned long long)st.tier.disk_misses,
+      (unsigned long long)st.tier.disk_writes, (unsigned long long)st.tier.disk_errors,
+      (unsigned long long)st.tier.disk_corrupt, (unsigned long long)st.tier.disk_evictions,
+      (unsigned long long)disk.ok);
   if (shared) {
     std::printf("shared: hits=%llu misses=%llu writes=%llu errors=%llu corrupt=%llu lease_waits=%llu takeovers=%llu\n",
                 (unsigned long long)st.tier.shared_hits, (unsigned long long)st.tier.shared_misses,
@@ -253,12 +267,12 @@ int main(int argc, char** argv) {
     std::printf("redis client: commands=%llu failures=%llu skipped=%llu circuit_opens=%llu\n",
                 (unsigned long long)c.commands, (unsigned long long)c.failures, (unsigned long long)c.skipped,
                 (unsigned long long)c.circuit_opens);
-    if (st.tier.shared_corrupt) violation("shared tier found corrupt values: " + std::to_string(st.tier.shared_corrupt));
+    if (st.tier.shared_corrupt)
+      violation("shared tier found corrupt values: " + std::to_string(st.tier.shared_corrupt));
     if (st.tier.shared_writes == 0) violation("nothing was written to the shared tier");
     try {
       shared->clear();
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
   }
   std::filesystem::remove_all(root);
   if (!violations.empty()) {

@@ -13,7 +13,8 @@ namespace {
 class FishHook final : public NetworkHook {
  public:
   explicit FishHook(const EncoderOptions& o)
-      : NetworkHook(model_info("fish-s2-pro"), o, make_fish_network(validate_settings(o, model_info("fish-s2-pro").scales))) {}
+      : NetworkHook(model_info("fish-s2-pro"), o,
+                    make_fish_network(validate_settings(o, model_info("fish-s2-pro").scales))) {}
 
   bool can_encode_batch() const override { return true; }
   std::vector<Artifact> encode_batch(std::span<const EncodeInput* const> items) override { return encode_items(items); }

@@ -81,8 +81,8 @@ struct FishEncoderImpl : torch::nn::Module {
     }
     const std::int64_t dim = ch[4];
     encoder_transformer = register_module(
-        "encoder_transformer",
-        CausalTransformer(init, TransformerConfig{dim, d.enc_heads, d.enc_ffn, d.enc_layers, d.enc_window, true, true, 1e-2, false}));
+        "encoder_transformer", CausalTransformer(init, TransformerConfig{dim, d.enc_heads, d.enc_ffn, d.enc_layers,
+                                                                         d.enc_window, true, true, 1e-2, false}));
     post_alpha = register_parameter("post_alpha", torch::ones({dim}));
     post_conv = register_module("post_conv", CausalConv1d(init, dim, dim, 3));
     for (int i = 0; i < 2; ++i) {
@@ -91,8 +91,8 @@ struct FishEncoderImpl : torch::nn::Module {
       q_convnext.push_back(register_module(p + "convnext", ConvNeXt(init, dim, d.convnext_mult)));
     }
     pre_transformer = register_module(
-        "pre_transformer",
-        CausalTransformer(init, TransformerConfig{dim, d.pre_heads, d.pre_ffn, d.pre_layers, d.pre_window, true, true, 1e-2, false}));
+        "pre_transformer", CausalTransformer(init, TransformerConfig{dim, d.pre_heads, d.pre_ffn, d.pre_layers,
+                                                                     d.pre_window, true, true, 1e-2, false}));
     std::vector<std::int64_t> sizes{4096};
     for (int i = 1; i < kStages; ++i) sizes.push_back(1024);
     quantizer = register_module("quantizer", ResidualVQ(init, dim, sizes, d.codebook_dim, true));
@@ -125,8 +125,7 @@ TORCH_MODULE(FishEncoder);
 
 class FishNetwork final : public Network {
  public:
-  explicit FishNetwork(const NetworkSettings& s)
-      : device_(device_of(s.device)), dtype_(scalar_type_of(s.dtype)) {
+  explicit FishNetwork(const NetworkSettings& s) : device_(device_of(s.device)), dtype_(scalar_type_of(s.dtype)) {
     const FishDims d = dims_for(s.scale);
     nlohmann::json dims = {{"channels", d.channels},
                            {"strides", {2, 4, 8, 8}},

@@ -82,9 +82,18 @@ class InternalBatcher {
     return std::move(*slot.out);
   }
 
-  std::uint64_t batches() const { std::lock_guard l(mutex_); return stats_batches_; }
-  std::uint64_t items() const { std::lock_guard l(mutex_); return stats_items_; }
-  int largest() const { std::lock_guard l(mutex_); return largest_; }
+  std::uint64_t batches() const {
+    std::lock_guard l(mutex_);
+    return stats_batches_;
+  }
+  std::uint64_t items() const {
+    std::lock_guard l(mutex_);
+    return stats_items_;
+  }
+  int largest() const {
+    std::lock_guard l(mutex_);
+    return largest_;
+  }
 
  private:
   struct Slot {

@@ -29,11 +29,15 @@ struct MossDims {
 MossDims dims_for(const std::string& scale) {
   // Attention reaches back 10 s at every stage rate.
   if (scale == "full")
-    return {{{768, 12, 3072, 12, 384, 1000}, {768, 12, 3072, 12, 384, 500}, {768, 12, 3072, 12, 640, 250},
+    return {{{768, 12, 3072, 12, 384, 1000},
+             {768, 12, 3072, 12, 384, 500},
+             {768, 12, 3072, 12, 640, 250},
              {1280, 20, 5120, 32, 768, 125}},
             512};
   if (scale == "small")
-    return {{{192, 3, 768, 2, 96, 1000}, {192, 3, 768, 2, 96, 500}, {192, 3, 768, 2, 160, 250},
+    return {{{192, 3, 768, 2, 96, 1000},
+             {192, 3, 768, 2, 96, 500},
+             {192, 3, 768, 2, 160, 250},
              {320, 5, 1280, 4, 192, 125}},
             128};
   return {{{32, 2, 128, 1, 16, 1000}, {32, 2, 128, 1, 16, 500}, {32, 2, 128, 1, 32, 250}, {64, 4, 256, 2, 64, 125}},
@@ -48,14 +52,15 @@ struct MossEncoderImpl : torch::nn::Module {
       const std::string p = "stage" + std::to_string(i) + "_";
       in_proj.push_back(in != s.dim ? register_module(p + "in", Linear(init, in, s.dim)) : Linear(nullptr));
       blocks.push_back(register_module(
-          p + "transformer", CausalTransformer(init, TransformerConfig{s.dim, s.heads, s.ffn, s.layers, s.window, false, false, 1e-2, false})));
+          p + "transformer", CausalTransformer(init, TransformerConfig{s.dim, s.heads, s.ffn, s.layers, s.window, false,
+                                                                       false, 1e-2, false})));
       out_proj.push_back(register_module(p + "out", Linear(init, s.dim, s.out)));
       in = 2 * s.out;
     }
     quant_in = register_module("quantizer_in", Linear(init, d.stages.back().out, d.quant_dim));
     quantizer = register_module(
-        "quantizer_lfq", ResidualVQ(init, d.quant_dim, std::vector<std::int64_t>(kStagesQ, d.codebook_size),
-                                    d.codebook_dim, true));
+        "quantizer_lfq",
+        ResidualVQ(init, d.quant_dim, std::vector<std::int64_t>(kStagesQ, d.codebook_size), d.codebook_dim, true));
   }
   /// wave [B, 1, N] (N a multiple of 1920) -> codes [B, N / 1920, 32].
   torch::Tensor forward(const torch::Tensor& wave) {
@@ -81,11 +86,16 @@ class MossNetwork final : public Network {
     const MossDims d = dims_for(s.scale);
     nlohmann::json stages = nlohmann::json::array();
     for (const auto& st : d.stages) stages.push_back({st.dim, st.heads, st.ffn, st.layers, st.out, st.window});
-    nlohmann::json dims = {{"stages", stages},           {"patches", {240, 2, 2, 2}},
-                           {"quant_dim", d.quant_dim},   {"codebook_size", d.codebook_size},
-                           {"codebook_dim", d.codebook_dim}, {"quantizers", kStagesQ},
-                           {"nearest", "cosine"},        {"sample_rate", kRate},
-                           {"hop", kHop},                {"loudness_dbfs", -20.0},
+    nlohmann::json dims = {{"stages", stages},
+                           {"patches", {240, 2, 2, 2}},
+                           {"quant_dim", d.quant_dim},
+                           {"codebook_size", d.codebook_size},
+                           {"codebook_dim", d.codebook_dim},
+                           {"quantizers", kStagesQ},
+                           {"nearest", "cosine"},
+                           {"sample_rate", kRate},
+                           {"hop", kHop},
+                           {"loudness_dbfs", -20.0},
                            {"max_gain_db", 3.0}};
     config_ = proxy_config("moss-tts-local", s, dims);
     SeededInit init(config_.weight_seed);

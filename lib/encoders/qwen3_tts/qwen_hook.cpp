@@ -15,7 +15,8 @@ namespace {
 class QwenHook final : public NetworkHook {
  public:
   explicit QwenHook(const EncoderOptions& o)
-      : NetworkHook(model_info("qwen3-tts"), o, make_qwen_network(validate_settings(o, model_info("qwen3-tts").scales))) {}
+      : NetworkHook(model_info("qwen3-tts"), o,
+                    make_qwen_network(validate_settings(o, model_info("qwen3-tts").scales))) {}
 
  protected:
   std::string options_key(const EncodeInput& in) const override {

@@ -55,10 +55,12 @@ struct SpeechTokenizerImpl : torch::nn::Module {
       downs.push_back(register_module(p + "down", CausalConv1d(init, ch[b], ch[b + 1], 2 * kStrides[b], kStrides[b])));
     }
     head = register_module("head", CausalConv1d(init, ch[4], d.d_model, 3));
-    transformer = register_module(
-        "transformer", CausalTransformer(init, TransformerConfig{d.d_model, d.heads, d.mlp, d.layers, d.window, false, false, 1e-2, false}));
+    transformer =
+        register_module("transformer", CausalTransformer(init, TransformerConfig{d.d_model, d.heads, d.mlp, d.layers,
+                                                                                 d.window, false, false, 1e-2, false}));
     downsample = register_module("downsample", CausalConv1d(init, d.d_model, d.d_model, 4, 2));
-    semantic = register_module("semantic", ResidualVQ(init, d.d_model, std::vector<std::int64_t>{d.codebook_size}, d.codebook_dim, false));
+    semantic = register_module(
+        "semantic", ResidualVQ(init, d.d_model, std::vector<std::int64_t>{d.codebook_size}, d.codebook_dim, false));
     acoustic = register_module(
         "acoustic", ResidualVQ(init, d.d_model, std::vector<std::int64_t>(kKeptCodebooks - 1, d.codebook_size),
                                d.codebook_dim, false));
@@ -134,7 +136,8 @@ struct EcapaImpl : torch::nn::Module {
     const std::int64_t c = d.ecapa_channels;
     stem = register_module("stem", Tdnn(init, kMels, c, 5));
     for (std::int64_t dil : {2, 3, 4})
-      blocks.push_back(register_module("block" + std::to_string(dil), SeRes2Block(init, c, d.se_channels, d.res2net_scale, dil)));
+      blocks.push_back(
+          register_module("block" + std::to_string(dil), SeRes2Block(init, c, d.se_channels, d.res2net_scale, dil)));
     mfa = register_module("mfa", Tdnn(init, 3 * c, 3 * c, 1));
     att1 = register_module("asp_tdnn", Tdnn(init, 9 * c, d.attention_channels, 1));
     att2 = register_module("asp_conv", Linear(init, d.attention_channels, 3 * c));
@@ -199,12 +202,24 @@ class QwenNetwork final : public Network {
     const QwenDims d = dims_for(s.scale);
     nlohmann::json dims = {
         {"tokenizer",
-         {{"channels", d.channels}, {"strides", {4, 5, 6, 8, 2}}, {"d_model", d.d_model}, {"heads", d.heads},
-          {"mlp", d.mlp}, {"layers", d.layers}, {"window", d.window}, {"codebook_size", d.codebook_size},
-          {"codebook_dim", d.codebook_dim}, {"kept_codebooks", kKeptCodebooks}, {"nearest", "euclidean"}}},
+         {{"channels", d.channels},
+          {"strides", {4, 5, 6, 8, 2}},
+          {"d_model", d.d_model},
+          {"heads", d.heads},
+          {"mlp", d.mlp},
+          {"layers", d.layers},
+          {"window", d.window},
+          {"codebook_size", d.codebook_size},
+          {"codebook_dim", d.codebook_dim},
+          {"kept_codebooks", kKeptCodebooks},
+          {"nearest", "euclidean"}}},
         {"speaker",
-         {{"channels", d.ecapa_channels}, {"se", d.se_channels}, {"attention", d.attention_channels},
-          {"enc_dim", d.enc_dim}, {"res2net_scale", d.res2net_scale}, {"dilations", {2, 3, 4}}}},
+         {{"channels", d.ecapa_channels},
+          {"se", d.se_channels},
+          {"attention", d.attention_channels},
+          {"enc_dim", d.enc_dim},
+          {"res2net_scale", d.res2net_scale},
+          {"dilations", {2, 3, 4}}}},
         {"mel", {{"n_fft", kFft}, {"hop", kMelHop}, {"n_mels", kMels}, {"fmax", 12000}, {"pad", kMelPad}}},
         {"sample_rate", kRate},
         {"hop", kHop}};
@@ -246,7 +261,7 @@ class QwenNetwork final : public Network {
   torch::Tensor speaker_embedding(const torch::Tensor& wave) {
     torch::Tensor x = at::reflection_pad1d(wave, {kMelPad, kMelPad}).view({1, -1});
     torch::Tensor spec = at::stft(x, kFft, kMelHop, kFft, window_, false, true, true).abs();  // [1, 513, F]
-    torch::Tensor mel = at::log(at::matmul(mel_fb_, spec).clamp_min(1e-5));                  // [1, 128, F]
+    torch::Tensor mel = at::log(at::matmul(mel_fb_, spec).clamp_min(1e-5));                   // [1, 128, F]
     return ecapa_->forward(mel.to(dtype_));
   }
 

@@ -8,8 +8,14 @@ namespace {
 using nlohmann::json;
 
 json summary_json(Stage stage, const Summary& s) {
-  return {{"kind", stage_kind(stage)}, {"count", s.count}, {"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90},
-          {"p95", s.p95}, {"p99", s.p99}, {"max", s.max}};
+  return {{"kind", stage_kind(stage)},
+          {"count", s.count},
+          {"mean", s.mean},
+          {"p50", s.p50},
+          {"p90", s.p90},
+          {"p95", s.p95},
+          {"p99", s.p99},
+          {"max", s.max}};
 }
 
 Summary read_summary(const JsonFields& in, const json& j, const std::string& w) {
@@ -72,10 +78,16 @@ TelemetrySummary read_telemetry(const JsonFields& in, const json& j, const std::
 }
 
 json parity_json(const ParitySummary& p) {
-  return {{"batched", p.batched}, {"checked", p.checked}, {"identical", p.identical},
-          {"within_tolerance", p.within_tolerance}, {"mismatched", p.mismatched}, {"errors", p.errors},
-          {"mismatched_codes", p.mismatched_codes}, {"max_abs_diff", p.max_abs_diff},
-          {"tolerance", p.tolerance}, {"sample", p.sample}};
+  return {{"batched", p.batched},
+          {"checked", p.checked},
+          {"identical", p.identical},
+          {"within_tolerance", p.within_tolerance},
+          {"mismatched", p.mismatched},
+          {"errors", p.errors},
+          {"mismatched_codes", p.mismatched_codes},
+          {"max_abs_diff", p.max_abs_diff},
+          {"tolerance", p.tolerance},
+          {"sample", p.sample}};
 }
 
 ParitySummary read_parity(const JsonFields& in, const json& j, const std::string& w) {
@@ -95,8 +107,10 @@ ParitySummary read_parity(const JsonFields& in, const json& j, const std::string
 }
 
 json compute_json(const ArmCompute& a) {
-  return {{"encode_threads", a.encode_threads}, {"batch_workers", a.batch_workers},
-          {"intra_op_threads", a.intra_op_threads}, {"device", a.device}};
+  return {{"encode_threads", a.encode_threads},
+          {"batch_workers", a.batch_workers},
+          {"intra_op_threads", a.intra_op_threads},
+          {"device", a.device}};
 }
 
 ArmCompute read_compute(const JsonFields& in, const json& j, const std::string& w) {
@@ -117,27 +131,28 @@ json cell_to_json(const Cell& c) {
   for (const auto& [name, n] : c.outcomes) outcomes[name] = n;
   json cache = json::object();
   for (const auto& [name, v] : c.cache) cache[name] = v;
-  json out{{"id", c.key.id()},
-              {"model", c.key.model},
-              {"arm", to_string(c.key.arm)},
-              {"phase", to_string(c.key.phase)},
-              {"concurrency", c.key.concurrency},
-              {"repeat", c.key.repeat},
-              {"arrivals", c.open_loop ? "open" : "closed"},
-              {"batching_active", c.batching_active},
-              {"count", c.count},
-              {"errors", c.errors},
-              {"outcomes", outcomes},
-              {"wall_s", c.wall_s},
-              {"throughput_rps", c.throughput_rps},
-              {"audio_seconds_per_s", c.audio_seconds_per_s},
-              {"stages", stages},
-              {"cache", cache},
-              {"batch_size_histogram", c.batch_size_histogram},
-              {"generator", {{"behind", c.generator.behind}, {"late", c.generator.late}, {"max_lag_s", c.generator.max_lag_s}}},
-              {"telemetry", to_json(c.telemetry)},
-              {"interrupted", c.interrupted},
-              {"warnings", c.warnings}};
+  json out{
+      {"id", c.key.id()},
+      {"model", c.key.model},
+      {"arm", to_string(c.key.arm)},
+      {"phase", to_string(c.key.phase)},
+      {"concurrency", c.key.concurrency},
+      {"repeat", c.key.repeat},
+      {"arrivals", c.open_loop ? "open" : "closed"},
+      {"batching_active", c.batching_active},
+      {"count", c.count},
+      {"errors", c.errors},
+      {"outcomes", outcomes},
+      {"wall_s", c.wall_s},
+      {"throughput_rps", c.throughput_rps},
+      {"audio_seconds_per_s", c.audio_seconds_per_s},
+      {"stages", stages},
+      {"cache", cache},
+      {"batch_size_histogram", c.batch_size_histogram},
+      {"generator", {{"behind", c.generator.behind}, {"late", c.generator.late}, {"max_lag_s", c.generator.max_lag_s}}},
+      {"telemetry", to_json(c.telemetry)},
+      {"interrupted", c.interrupted},
+      {"warnings", c.warnings}};
   if (c.parity) out["parity"] = parity_json(*c.parity);
   if (c.compute) out["compute"] = compute_json(*c.compute);
   if (c.reuse) {
@@ -145,9 +160,14 @@ json cell_to_json(const Cell& c) {
     json points = json::array();
     for (const auto& [bytes, hit] : r.points) points.push_back({{"max_bytes", bytes}, {"hit_ratio", hit}});
     out["hit_ratio"] = r.hit_ratio();
-    out["mrc"] = {{"requests", r.requests}, {"hits", r.hits}, {"distinct", r.distinct},
-                  {"working_set_bytes", r.working_set_bytes}, {"max_bytes", r.max_bytes}, {"max_items", r.max_items},
-                  {"predicted_hit_ratio", r.predicted_hit_ratio}, {"points", points}};
+    out["mrc"] = {{"requests", r.requests},
+                  {"hits", r.hits},
+                  {"distinct", r.distinct},
+                  {"working_set_bytes", r.working_set_bytes},
+                  {"max_bytes", r.max_bytes},
+                  {"max_items", r.max_items},
+                  {"predicted_hit_ratio", r.predicted_hit_ratio},
+                  {"points", points}};
   }
   return out;
 }
@@ -161,7 +181,8 @@ Cell cell_from_json(const JsonFields& in, const json& j, const std::string& w) {
   c.key.concurrency = static_cast<int>(in.integer(j, w, "concurrency", 0, true));
   c.key.repeat = static_cast<int>(in.integer(j, w, "repeat"));
   std::string id = in.str(j, w, "id", c.key.id());
-  if (id != c.key.id()) in.fail(JsonFields::key(w, "id"), "'" + id + "' does not match the cell's fields (" + c.key.id() + ")");
+  if (id != c.key.id())
+    in.fail(JsonFields::key(w, "id"), "'" + id + "' does not match the cell's fields (" + c.key.id() + ")");
   c.open_loop = in.str(j, w, "arrivals", "closed") == "open";
   c.batching_active = in.flag(j, w, "batching_active");
   c.count = static_cast<std::size_t>(in.integer(j, w, "count"));
@@ -177,7 +198,8 @@ Cell cell_from_json(const JsonFields& in, const json& j, const std::string& w) {
   const json& stages = in.obj(j, w, "stages");
   for (Stage s : reported_stages()) {
     std::string name(to_string(s));
-    if (const json* st = in.find(stages, name.c_str())) c.stages[s] = read_summary(in, *st, JsonFields::key(ws, name.c_str()));
+    if (const json* st = in.find(stages, name.c_str()))
+      c.stages[s] = read_summary(in, *st, JsonFields::key(ws, name.c_str()));
   }
   std::string wk = JsonFields::key(w, "cache");
   const json& cache = in.obj(j, w, "cache");
@@ -185,7 +207,8 @@ Cell cell_from_json(const JsonFields& in, const json& j, const std::string& w) {
     c.cache[it.key()] = static_cast<std::uint64_t>(in.integer(cache, wk, it.key().c_str()));
   const json& hist = in.arr(j, w, "batch_size_histogram");
   for (std::size_t i = 0; i < hist.size(); ++i) {
-    if (!hist[i].is_number()) in.fail(JsonFields::idx(JsonFields::key(w, "batch_size_histogram"), i), "expected a number");
+    if (!hist[i].is_number())
+      in.fail(JsonFields::idx(JsonFields::key(w, "batch_size_histogram"), i), "expected a number");
     c.batch_size_histogram.push_back(static_cast<std::uint64_t>(hist[i].get<double>()));
   }
   std::string wg = JsonFields::key(w, "generator");

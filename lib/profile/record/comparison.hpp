@@ -32,7 +32,7 @@ struct MetricChange {
 
 /// Every metric of one matched group.
 struct CellChange {
-  GroupKey group;                    ///< Repeats pooled; printed as its label, "model/arm/phase/c8".
+  GroupKey group;  ///< Repeats pooled; printed as its label, "model/arm/phase/c8".
   std::vector<MetricChange> metrics;
   bool regression = false;
 };
@@ -41,7 +41,7 @@ struct CellChange {
 struct CompareResult {
   double threshold = 0.10;
   std::vector<CellChange> cells;
-  std::vector<GroupKey> unmatched;     ///< Groups in one run only.
+  std::vector<GroupKey> unmatched;  ///< Groups in one run only.
   int regressions = 0;
   int matched = 0;
   std::string baseline_dir, current_dir;

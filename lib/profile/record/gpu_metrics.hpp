@@ -12,8 +12,8 @@ namespace refenc::profile {
 
 /// How one GPU metric fared over a cell: a metric can be missing or fail while the others are read.
 struct GpuMetricStatus {
-  int samples = 0;          ///< Readings that returned a value.
-  int failures = 0;         ///< Readings whose NVML call returned an error (counted; sampling went on).
+  int samples = 0;   ///< Readings that returned a value.
+  int failures = 0;  ///< Readings whose NVML call returned an error (counted; sampling went on).
   /// "unavailable: <reason>" when the metric gave no figure for the cell (no reading returned a value,
   /// or the energy counter could not be differenced); empty otherwise.
   std::string unavailable;

@@ -25,18 +25,20 @@ std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& na
 constexpr std::array<std::pair<Arm, std::string_view>, 2> arm_names{{{Arm::m4a, "m4a"}, {Arm::m4b, "m4b"}}};
 constexpr std::array<std::pair<Phase, std::string_view>, 3> phase_names{
     {{Phase::cold, "cold"}, {Phase::warm, "warm"}, {Phase::warm_disk, "warm-disk"}}};
-constexpr std::array<std::pair<Stage, std::string_view>, 7> stage_names{{{Stage::preprocessing, "preprocessing"},
-                                                                         {Stage::encode, "encode"},
-                                                                         {Stage::synthesis_first_audio, "synthesis_first_audio"},
-                                                                         {Stage::synthesis_end, "synthesis_end"},
-                                                                         {Stage::ttfa, "ttfa"},
-                                                                         {Stage::e2e, "e2e"},
-                                                                         {Stage::queue, "queue"}}};
-constexpr std::array<std::pair<Verdict, std::string_view>, 5> verdict_names{{{Verdict::go, "GO"},
-                                                                             {Verdict::no_go, "NO-GO"},
-                                                                             {Verdict::inconclusive, "INCONCLUSIVE"},
-                                                                             {Verdict::not_applicable, "NOT_APPLICABLE"},
-                                                                             {Verdict::missing_arm, "MISSING_ARM"}}};
+constexpr std::array<std::pair<Stage, std::string_view>, 7> stage_names{
+    {{Stage::preprocessing, "preprocessing"},
+     {Stage::encode, "encode"},
+     {Stage::synthesis_first_audio, "synthesis_first_audio"},
+     {Stage::synthesis_end, "synthesis_end"},
+     {Stage::ttfa, "ttfa"},
+     {Stage::e2e, "e2e"},
+     {Stage::queue, "queue"}}};
+constexpr std::array<std::pair<Verdict, std::string_view>, 5> verdict_names{
+    {{Verdict::go, "GO"},
+     {Verdict::no_go, "NO-GO"},
+     {Verdict::inconclusive, "INCONCLUSIVE"},
+     {Verdict::not_applicable, "NOT_APPLICABLE"},
+     {Verdict::missing_arm, "MISSING_ARM"}}};
 
 }  // namespace
 
@@ -52,7 +54,7 @@ Verdict parse_verdict(std::string_view name) { return parse(verdict_names, name,
 
 const std::vector<Stage>& reported_stages() {
   static const std::vector<Stage> stages{Stage::preprocessing, Stage::encode, Stage::synthesis_first_audio,
-                                         Stage::synthesis_end, Stage::ttfa, Stage::e2e};
+                                         Stage::synthesis_end, Stage::ttfa,   Stage::e2e};
   return stages;
 }
 

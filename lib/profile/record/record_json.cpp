@@ -26,7 +26,8 @@ json synthesis_json(const SynthesisSpec& s) {
 }
 
 json encoder_json(const EncoderSpec& e) {
-  json j{{"scale", e.scale}, {"dtype", e.dtype}, {"device", e.device}, {"module", e.module_path}, {"threads", e.threads}};
+  json j{
+      {"scale", e.scale}, {"dtype", e.dtype}, {"device", e.device}, {"module", e.module_path}, {"threads", e.threads}};
   if (e.parity_tolerance != 0) j["parity_tolerance"] = e.parity_tolerance;  // absent: 0, bit-exact
   return j;
 }
@@ -47,7 +48,9 @@ json model_json(const ModelEntry& m) {
 
 json library_json(const LibraryContext& l) {
   if (!l.reason.empty()) return {{"version", l.version}, {"reason", l.reason}};
-  return {{"version", l.version}, {"blas", l.blas}, {"intra_op_threads", l.intra_op_threads},
+  return {{"version", l.version},
+          {"blas", l.blas},
+          {"intra_op_threads", l.intra_op_threads},
           {"parallel_info", l.parallel_info}};
 }
 
@@ -69,8 +72,10 @@ json context_json(const RunContext& c) {
 }
 
 json gate_spec_json(const GateSpec& g) {
-  return {{"latency_reduction", g.latency_reduction}, {"throughput_gain", g.throughput_gain},
-          {"bootstrap_resamples", g.bootstrap_resamples}, {"confidence", g.confidence}};
+  return {{"latency_reduction", g.latency_reduction},
+          {"throughput_gain", g.throughput_gain},
+          {"bootstrap_resamples", g.bootstrap_resamples},
+          {"confidence", g.confidence}};
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -90,7 +95,8 @@ ModelEntry read_model(const JsonFields& in, const json& j, const std::string& w)
   std::string we = JsonFields::key(w, "eligibility");
   const json& el = in.obj(j, w, "eligibility");
   m.eligibility.eligible = in.flag(el, we, "eligible");
-  m.eligibility.reason = in.str(el, we, "reason", m.eligibility.eligible ? "" : "not eligible for different-key batching");
+  m.eligibility.reason =
+      in.str(el, we, "reason", m.eligibility.eligible ? "" : "not eligible for different-key batching");
   std::string wn = JsonFields::key(w, "encoder");
   const json& enc = in.obj(j, w, "encoder");
   EncoderSpec de;
@@ -186,7 +192,8 @@ ManifestSummary read_manifest(const JsonFields& in, const json& j) {
   GateSpec d;
   m.gate.latency_reduction = in.num(g, "manifest.gate", "latency_reduction", d.latency_reduction);
   m.gate.throughput_gain = in.num(g, "manifest.gate", "throughput_gain", d.throughput_gain);
-  m.gate.bootstrap_resamples = static_cast<int>(in.integer(g, "manifest.gate", "bootstrap_resamples", d.bootstrap_resamples));
+  m.gate.bootstrap_resamples =
+      static_cast<int>(in.integer(g, "manifest.gate", "bootstrap_resamples", d.bootstrap_resamples));
   m.gate.confidence = in.num(g, "manifest.gate", "confidence", d.confidence);
   if (const json* c = in.find(j, "content")) {
     m.content = *c;
@@ -203,7 +210,8 @@ json to_json(const RunRecord& run) {
   json models = json::array(), cells = json::array(), skipped = json::array();
   for (const auto& m : run.models) models.push_back(model_json(m));
   for (const auto& c : run.cells) cells.push_back(cell_to_json(c));
-  for (const auto& s : run.skipped) skipped.push_back({{"model", s.model}, {"arm", to_string(s.arm)}, {"reason", s.reason}});
+  for (const auto& s : run.skipped)
+    skipped.push_back({{"model", s.model}, {"arm", to_string(s.arm)}, {"reason", s.reason}});
   json j{{"schema", schema_name},
          {"schema_version", report_schema_version},
          {"status", run.status},
@@ -238,9 +246,11 @@ RunRecord run_from_json(const json& report, const std::string& where) {
   run.context = read_context(in, in.obj(report, "", "context"));
   run.manifest = read_manifest(in, in.obj(report, "", "manifest"));
   const json& models = in.arr(report, "", "models");
-  for (std::size_t i = 0; i < models.size(); ++i) run.models.push_back(read_model(in, models[i], JsonFields::idx("models", i)));
+  for (std::size_t i = 0; i < models.size(); ++i)
+    run.models.push_back(read_model(in, models[i], JsonFields::idx("models", i)));
   const json& cells = in.arr(report, "", "cells");
-  for (std::size_t i = 0; i < cells.size(); ++i) run.cells.push_back(cell_from_json(in, cells[i], JsonFields::idx("cells", i)));
+  for (std::size_t i = 0; i < cells.size(); ++i)
+    run.cells.push_back(cell_from_json(in, cells[i], JsonFields::idx("cells", i)));
   const json& skipped = in.arr(report, "", "skipped");
   for (std::size_t i = 0; i < skipped.size(); ++i) {
     std::string w = JsonFields::idx("skipped", i);
@@ -255,7 +265,8 @@ std::vector<std::pair<std::string, std::string>> context_rows(const RunContext& 
   std::vector<std::pair<std::string, std::string>> rows;
   auto flatten = [&](auto&& self, const json& j, const std::string& prefix) -> void {
     if (j.is_object()) {
-      for (auto it = j.begin(); it != j.end(); ++it) self(self, it.value(), prefix.empty() ? it.key() : prefix + "." + it.key());
+      for (auto it = j.begin(); it != j.end(); ++it)
+        self(self, it.value(), prefix.empty() ? it.key() : prefix + "." + it.key());
     } else {
       rows.emplace_back(prefix, j.is_string() ? j.get<std::string>() : j.dump());
     }
@@ -279,7 +290,9 @@ std::string encoder_text(const EncoderSpec& encoder) {
   return text;
 }
 
-std::string manifest_text(const ManifestSummary& manifest) { return manifest.content.is_null() ? "" : manifest.content.dump(2); }
+std::string manifest_text(const ManifestSummary& manifest) {
+  return manifest.content.is_null() ? "" : manifest.content.dump(2);
+}
 
 const std::string& percentile_method() {
   static const std::string m = "nearest rank: the sample at 1-based rank ceil(p/100 * n) of the sorted samples";

@@ -17,7 +17,7 @@ namespace refenc::profile {
 /// One request: its reference, its stages in seconds, its outcome.
 struct RequestRecord {
   std::size_t index = 0;
-  std::string reference;         ///< Reference id.
+  std::string reference;  ///< Reference id.
   double ref_seconds = 0;
   int text_tokens = 0;
   double scheduled_s = 0;        ///< Scheduled send, from the cell's start.
@@ -28,20 +28,20 @@ struct RequestRecord {
   double synthesis_end_s = 0;    ///< Modelled.
   double ttfa_s = 0;
   double e2e_s = 0;
-  double audio_seconds = 0;      ///< Modelled audio produced.
-  std::string outcome;           ///< hit, disk_hit, encoded, merged, uncacheable, failed.
+  double audio_seconds = 0;  ///< Modelled audio produced.
+  std::string outcome;       ///< hit, disk_hit, encoded, merged, uncacheable, failed.
   int batch_size = 0;
-  double batch_padding = 0;      ///< Padded fraction of its batch (M4b), 0 when not batched.
-  std::string error;             ///< Set when failed.
+  double batch_padding = 0;  ///< Padded fraction of its batch (M4b), 0 when not batched.
+  std::string error;         ///< Set when failed.
   /// Parity of its batched artifact with a single encode of the same request (M4b): "" = not
   /// checked, else identical, within_tolerance, mismatched or error (see ParitySummary).
   std::string parity;
   std::uint64_t parity_mismatched_codes = 0;  ///< Integer elements (or shapes, fields) that differ.
   double parity_max_abs_diff = 0;             ///< Largest float difference.
   std::string parity_error;                   ///< Why the check could not run (parity "error").
-  std::string key;               ///< The cache key's digest (empty: uncacheable, failed before keying, or an old run).
+  std::string key;  ///< The cache key's digest (empty: uncacheable, failed before keying, or an old run).
   std::uint64_t stored_bytes = 0;  ///< Stored size of the artifact served (0 when none or unknown).
-  int worker = -1;               ///< The runner's worker (thread) that sent it, from 0; -1 when not recorded.
+  int worker = -1;                 ///< The runner's worker (thread) that sent it, from 0; -1 when not recorded.
 
   bool ok() const { return outcome != "failed"; }
   /// The time of one stage, in seconds.

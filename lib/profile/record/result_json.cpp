@@ -24,22 +24,24 @@ json arm_json(const ArmFigures& a) {
 }
 
 ArmFigures read_arm(const JsonFields& in, const json& j, const std::string& w) {
-  return {static_cast<std::size_t>(in.integer(j, w, "requests")), in.num(j, w, "p95_e2e_s"), in.num(j, w, "throughput_rps")};
+  return {static_cast<std::size_t>(in.integer(j, w, "requests")), in.num(j, w, "p95_e2e_s"),
+          in.num(j, w, "throughput_rps")};
 }
 
 json level_json(const LevelResult& l) {
   const StageShares& s = l.shares_m4a;
-  return json{{"concurrency", l.concurrency},
-              {"stage_shares_m4a", {{"preprocessing", s.preprocessing}, {"encode", s.encode}, {"synthesis", s.synthesis},
-                                    {"queue", s.queue}}},
-              {"top_stage", share_name(l.top_stage)},
-              {"encode_is_top", l.top_stage == Stage::encode},
-              {"p95_e2e_reduction", interval_json(l.p95_e2e_reduction)},
-              {"throughput_gain", interval_json(l.throughput_gain)},
-              {"m4a", arm_json(l.m4a)},
-              {"m4b", arm_json(l.m4b)},
-              {"outcome", to_string(l.outcome)},
-              {"reason", l.reason}};
+  return json{
+      {"concurrency", l.concurrency},
+      {"stage_shares_m4a",
+       {{"preprocessing", s.preprocessing}, {"encode", s.encode}, {"synthesis", s.synthesis}, {"queue", s.queue}}},
+      {"top_stage", share_name(l.top_stage)},
+      {"encode_is_top", l.top_stage == Stage::encode},
+      {"p95_e2e_reduction", interval_json(l.p95_e2e_reduction)},
+      {"throughput_gain", interval_json(l.throughput_gain)},
+      {"m4a", arm_json(l.m4a)},
+      {"m4b", arm_json(l.m4b)},
+      {"outcome", to_string(l.outcome)},
+      {"reason", l.reason}};
 }
 
 LevelResult read_level(const JsonFields& in, const json& j, const std::string& w) {
@@ -47,7 +49,8 @@ LevelResult read_level(const JsonFields& in, const json& j, const std::string& w
   l.concurrency = static_cast<int>(in.integer(j, w, "concurrency"));
   std::string ws = JsonFields::key(w, "stage_shares_m4a");
   const json& s = in.obj(j, w, "stage_shares_m4a");
-  l.shares_m4a = {in.num(s, ws, "preprocessing"), in.num(s, ws, "encode"), in.num(s, ws, "synthesis"), in.num(s, ws, "queue")};
+  l.shares_m4a = {in.num(s, ws, "preprocessing"), in.num(s, ws, "encode"), in.num(s, ws, "synthesis"),
+                  in.num(s, ws, "queue")};
   l.top_stage = in.label(j, w, "top_stage", "encode", parse_share_name);
   l.p95_e2e_reduction = read_interval(in, in.obj(j, w, "p95_e2e_reduction"), JsonFields::key(w, "p95_e2e_reduction"));
   l.throughput_gain = read_interval(in, in.obj(j, w, "throughput_gain"), JsonFields::key(w, "throughput_gain"));
@@ -63,7 +66,9 @@ LevelResult read_level(const JsonFields& in, const json& j, const std::string& w
 json to_json(const GateReport& gate) {
   json models = json::array();
   for (const ModelVerdict& m : gate.models) {
-    json out{{"model", m.model}, {"evidence_grade", m.evidence_grade}, {"verdict", to_string(m.verdict)},
+    json out{{"model", m.model},
+             {"evidence_grade", m.evidence_grade},
+             {"verdict", to_string(m.verdict)},
              {"reason", m.reason}};
     if (!m.parity.empty()) out["parity"] = m.parity;
     if (!m.levels.empty()) {
@@ -74,13 +79,15 @@ json to_json(const GateReport& gate) {
     models.push_back(out);
   }
   const GateSpec& s = gate.options.spec;
-  return json{{"options", {{"latency_reduction", s.latency_reduction},
-                           {"throughput_gain", s.throughput_gain},
-                           {"bootstrap_resamples", s.bootstrap_resamples},
-                           {"confidence", s.confidence},
-                           {"seed", gate.options.seed},
-                           {"method", "percentile bootstrap over requests of the cold cells, pooled over repeats; "
-                                      "nearest-rank percentiles"}}},
+  return json{{"options",
+               {{"latency_reduction", s.latency_reduction},
+                {"throughput_gain", s.throughput_gain},
+                {"bootstrap_resamples", s.bootstrap_resamples},
+                {"confidence", s.confidence},
+                {"seed", gate.options.seed},
+                {"method",
+                 "percentile bootstrap over requests of the cold cells, pooled over repeats; "
+                 "nearest-rank percentiles"}}},
               {"models", models},
               {"exit_code", gate.exit_code}};
 }
@@ -94,7 +101,8 @@ GateReport gate_from_json(const JsonFields& in, const json& j) {
   GateSpec d;
   g.options.spec.latency_reduction = in.num(o, wo, "latency_reduction", d.latency_reduction);
   g.options.spec.throughput_gain = in.num(o, wo, "throughput_gain", d.throughput_gain);
-  g.options.spec.bootstrap_resamples = static_cast<int>(in.integer(o, wo, "bootstrap_resamples", d.bootstrap_resamples));
+  g.options.spec.bootstrap_resamples =
+      static_cast<int>(in.integer(o, wo, "bootstrap_resamples", d.bootstrap_resamples));
   g.options.spec.confidence = in.num(o, wo, "confidence", d.confidence);
   g.options.seed = static_cast<std::uint64_t>(in.integer(o, wo, "seed", 1));
   g.exit_code = static_cast<int>(in.integer(j, w, "exit_code"));
@@ -180,33 +188,44 @@ json to_json(const CompareResult& r) {
   for (const CellChange& c : r.cells) {
     json metrics = json::object();
     for (const MetricChange& m : c.metrics)
-      metrics[std::string(to_string(m.metric))] = {{"baseline", m.baseline}, {"current", m.current},
-                                                   {"change", interval_json(m.change)}, {"regression", m.regression}};
+      metrics[std::string(to_string(m.metric))] = {{"baseline", m.baseline},
+                                                   {"current", m.current},
+                                                   {"change", interval_json(m.change)},
+                                                   {"regression", m.regression}};
     cells.push_back({{"cell", c.group.label()}, {"metrics", metrics}, {"regression", c.regression}});
   }
   RunRecord evidence;
   evidence.models = r.baseline_evidence;
   json unmatched = json::array();
   for (const GroupKey& u : r.unmatched) unmatched.push_back(u.label());
-  return {{"threshold", r.threshold}, {"cells", cells}, {"unmatched", unmatched},
-          {"regressions", r.regressions}, {"matched", r.matched},
-          {"baseline", r.baseline_dir}, {"current", r.current_dir},
-          {"baseline_evidence", to_json(evidence)["models"]},
+  return {{"threshold", r.threshold}, {"cells", cells},
+          {"unmatched", unmatched},   {"regressions", r.regressions},
+          {"matched", r.matched},     {"baseline", r.baseline_dir},
+          {"current", r.current_dir}, {"baseline_evidence", to_json(evidence)["models"]},
           {"method", r.method}};
 }
 
 json to_json(const RequestRecord& r) {
-  json j{{"index", r.index}, {"reference", r.reference}, {"ref_seconds", r.ref_seconds},
-         {"text_tokens", r.text_tokens}, {"scheduled_s", r.scheduled_s}, {"queue_s", r.queue_s},
-         {"preprocessing_s", r.preprocessing_s}, {"encode_s", r.encode_s},
-         {"synthesis_first_s", r.synthesis_first_s}, {"synthesis_end_s", r.synthesis_end_s},
-         {"ttfa_s", r.ttfa_s}, {"e2e_s", r.e2e_s}, {"audio_seconds", r.audio_seconds},
-         {"outcome", r.outcome}, {"batch_size", r.batch_size}};
+  json j{{"index", r.index},
+         {"reference", r.reference},
+         {"ref_seconds", r.ref_seconds},
+         {"text_tokens", r.text_tokens},
+         {"scheduled_s", r.scheduled_s},
+         {"queue_s", r.queue_s},
+         {"preprocessing_s", r.preprocessing_s},
+         {"encode_s", r.encode_s},
+         {"synthesis_first_s", r.synthesis_first_s},
+         {"synthesis_end_s", r.synthesis_end_s},
+         {"ttfa_s", r.ttfa_s},
+         {"e2e_s", r.e2e_s},
+         {"audio_seconds", r.audio_seconds},
+         {"outcome", r.outcome},
+         {"batch_size", r.batch_size}};
   if (r.batch_size > 0) j["batch_padding"] = r.batch_padding;
   if (!r.error.empty()) j["error"] = r.error;
   if (!r.parity.empty()) {
-    j["parity"] = {{"status", r.parity}, {"mismatched_codes", r.parity_mismatched_codes},
-                   {"max_abs_diff", r.parity_max_abs_diff}};
+    j["parity"] = {
+        {"status", r.parity}, {"mismatched_codes", r.parity_mismatched_codes}, {"max_abs_diff", r.parity_max_abs_diff}};
     if (!r.parity_error.empty()) j["parity"]["error"] = r.parity_error;
   }
   if (!r.key.empty()) j["key"] = r.key;

@@ -43,8 +43,8 @@ struct GeneratorLag {
 /// at most `tolerance`, the manifest's per-model encoder.parity_tolerance), mismatched, or error (the
 /// single encode or the comparison failed).
 struct ParitySummary {
-  std::size_t batched = 0;           ///< Requests whose artifact a batch produced (leaders).
-  std::size_t checked = 0;           ///< Of them, compared with a single encode.
+  std::size_t batched = 0;  ///< Requests whose artifact a batch produced (leaders).
+  std::size_t checked = 0;  ///< Of them, compared with a single encode.
   std::size_t identical = 0;
   std::size_t within_tolerance = 0;
   std::size_t mismatched = 0;
@@ -52,7 +52,7 @@ struct ParitySummary {
   std::uint64_t mismatched_codes = 0;  ///< Summed over the checked requests.
   double max_abs_diff = 0;             ///< Largest over the checked requests.
   double tolerance = 0;
-  std::size_t sample = 0;            ///< Most requests checked (0 = all).
+  std::size_t sample = 0;  ///< Most requests checked (0 = all).
 
   /// True when every checked request is identical or within tolerance.
   bool holds() const { return mismatched == 0 && errors == 0; }
@@ -73,13 +73,13 @@ struct ArmCompute {
 /// The curve assumes a tier that starts empty and sees no concurrency: compare it with cold cells run
 /// at concurrency 1.
 struct CacheReuse {
-  std::size_t requests = 0;          ///< Successful requests with a cache key.
-  std::size_t hits = 0;              ///< Of which memory hits.
-  std::size_t distinct = 0;          ///< Distinct keys among them.
+  std::size_t requests = 0;             ///< Successful requests with a cache key.
+  std::size_t hits = 0;                 ///< Of which memory hits.
+  std::size_t distinct = 0;             ///< Distinct keys among them.
   std::uint64_t working_set_bytes = 0;  ///< Stored bytes of the distinct keys.
-  std::uint64_t max_bytes = 0;       ///< The cell's memory-tier bounds.
+  std::uint64_t max_bytes = 0;          ///< The cell's memory-tier bounds.
   std::uint64_t max_items = 0;
-  double predicted_hit_ratio = 0;    ///< The curve at (max_bytes, max_items).
+  double predicted_hit_ratio = 0;                        ///< The curve at (max_bytes, max_items).
   std::vector<std::pair<std::uint64_t, double>> points;  ///< (max_bytes, hit ratio) at max_items.
 
   /// hits / requests (0 when none).
@@ -97,16 +97,16 @@ struct Cell {
   double wall_s = 0;
   double throughput_rps = 0;
   double audio_seconds_per_s = 0;
-  std::map<Stage, Summary> stages;              ///< The reported stages, over successful requests.
-  std::map<std::string, std::uint64_t> cache;   ///< Service counter deltas by name.
+  std::map<Stage, Summary> stages;             ///< The reported stages, over successful requests.
+  std::map<std::string, std::uint64_t> cache;  ///< Service counter deltas by name.
   std::vector<std::uint64_t> batch_size_histogram;
   GeneratorLag generator;
   TelemetrySummary telemetry;
-  std::optional<ParitySummary> parity;          ///< M4b cells with batching active.
-  std::optional<ArmCompute> compute;            ///< Absent in reports written before it was recorded.
+  std::optional<ParitySummary> parity;  ///< M4b cells with batching active.
+  std::optional<ArmCompute> compute;    ///< Absent in reports written before it was recorded.
   bool interrupted = false;
   std::vector<std::string> warnings;
-  std::optional<CacheReuse> reuse;              ///< Absent when the requests carry no cache keys.
+  std::optional<CacheReuse> reuse;  ///< Absent when the requests carry no cache keys.
 
   /// A stage's summary, all zero when the cell has none.
   const Summary& stage(Stage s) const;
@@ -122,7 +122,7 @@ struct Eligibility {
 struct ModelEntry {
   std::string name;
   std::string scale;
-  std::string evidence_grade;       ///< "proxy scale tiny (seeded weights)" or "real module <path>".
+  std::string evidence_grade;  ///< "proxy scale tiny (seeded weights)" or "real module <path>".
   bool real_weights = false;
   int sample_rate = 0;
   double frame_rate = 0;
@@ -180,7 +180,7 @@ struct ManifestSummary {
 
 /// A whole run: what report.json holds, with the raw requests of requests.jsonl.
 struct RunRecord {
-  std::string dir;                 ///< The folder it was loaded from or written to.
+  std::string dir;  ///< The folder it was loaded from or written to.
   int schema_version = report_schema_version;
   std::string status = "complete";  ///< "complete" or "interrupted".
   double wall_s = 0;
@@ -191,7 +191,7 @@ struct RunRecord {
   std::vector<SkippedArm> skipped;
   std::optional<GateReport> gate;
   std::map<std::string, std::vector<RequestRecord>> requests;  ///< Raw requests by cell id.
-  bool have_requests = false;      ///< False when requests.jsonl was absent.
+  bool have_requests = false;                                  ///< False when requests.jsonl was absent.
 
   /// The gate options of this run: the manifest's gate spec and the run's seed.
   GateOptions gate_options() const { return {manifest.gate, context.seed}; }

@@ -65,8 +65,10 @@ void check(const json& s, const json& v, const std::string& path, std::vector<st
         check((*props)[it.key()], it.value(), child, errors);
       } else if (s.contains("additionalProperties")) {
         const json& ap = s["additionalProperties"];
-        if (ap.is_boolean() && !ap.get<bool>()) errors.push_back(child + ": unexpected field");
-        else if (ap.is_object()) check(ap, it.value(), child, errors);
+        if (ap.is_boolean() && !ap.get<bool>())
+          errors.push_back(child + ": unexpected field");
+        else if (ap.is_object())
+          check(ap, it.value(), child, errors);
       }
     }
   }

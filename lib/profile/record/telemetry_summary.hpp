@@ -17,10 +17,10 @@ namespace refenc::profile {
 /// CPU use while a cell ran, from /proc.
 struct CpuSummary {
   bool available = false;
-  std::string reason;            ///< Why not available.
-  double process_mean = 0;       ///< Mean CPU use of this process, in cores (2.0 = two cores busy).
-  double process_max = 0;        ///< Largest sampled interval, in cores.
-  double system_mean = 0;        ///< Mean fraction of all cores busy (0..1).
+  std::string reason;       ///< Why not available.
+  double process_mean = 0;  ///< Mean CPU use of this process, in cores (2.0 = two cores busy).
+  double process_max = 0;   ///< Largest sampled interval, in cores.
+  double system_mean = 0;   ///< Mean fraction of all cores busy (0..1).
   double system_max = 0;
   int cores = 0;
 };
@@ -28,12 +28,12 @@ struct CpuSummary {
 /// GPU 0 while a cell ran, from NVML.
 struct GpuSummary {
   bool available = false;
-  std::string reason;            ///< Why not available (no library, no device, NVML error).
-  std::string name;              ///< Device 0's name.
-  double util_mean = 0, util_max = 0;          ///< Percent.
+  std::string reason;                  ///< Why not available (no library, no device, NVML error).
+  std::string name;                    ///< Device 0's name.
+  double util_mean = 0, util_max = 0;  ///< Percent.
   double memory_used_max_mib = 0, memory_total_mib = 0;
-  int samples = 0;               ///< Readings taken (each asks every available metric once).
-  double power_mean_w = 0, power_max_w = 0;    ///< Watts; meaningful when metrics.power.samples > 0.
+  int samples = 0;                           ///< Readings taken (each asks every available metric once).
+  double power_mean_w = 0, power_max_w = 0;  ///< Watts; meaningful when metrics.power.samples > 0.
   /// Energy of device 0 over the cell in joules; meaningful when `energy_method` is not empty.
   double energy_j = 0;
   /// energy_method_counter, energy_method_power_integrated, or empty when no energy could be had.

@@ -27,7 +27,10 @@ json trace_events_json(const std::vector<TraceEvent>& events, const std::string&
     if (e.worker) args["worker"] = *e.worker;
     if (e.batch_size) args["batch_size"] = *e.batch_size;
     if (e.stored_bytes) args["stored_bytes"] = *e.stored_bytes;
-    json j{{"name", e.name}, {"ph", e.kind == TraceEvent::Kind::complete ? "X" : "M"}, {"pid", e.pid}, {"tid", e.tid},
+    json j{{"name", e.name},
+           {"ph", e.kind == TraceEvent::Kind::complete ? "X" : "M"},
+           {"pid", e.pid},
+           {"tid", e.tid},
            {"args", args}};
     if (e.kind == TraceEvent::Kind::complete) {
       j["cat"] = e.category;

@@ -25,19 +25,19 @@ namespace refenc::profile {
 struct TraceEvent {
   enum class Kind { complete, metadata };
   Kind kind = Kind::complete;
-  std::string name;       ///< The event's name; for metadata, "process_name" or "thread_name".
-  std::string category;   ///< "cat": "request", "measured" or "modelled".
-  double ts_us = 0;       ///< Start, microseconds from the cell's start.
-  double dur_us = 0;      ///< Duration in microseconds (complete events).
-  int pid = 0;            ///< One per cell.
-  int tid = 0;            ///< One per worker (and per overlap lane of a worker).
+  std::string name;      ///< The event's name; for metadata, "process_name" or "thread_name".
+  std::string category;  ///< "cat": "request", "measured" or "modelled".
+  double ts_us = 0;      ///< Start, microseconds from the cell's start.
+  double dur_us = 0;     ///< Duration in microseconds (complete events).
+  int pid = 0;           ///< One per cell.
+  int tid = 0;           ///< One per worker (and per overlap lane of a worker).
   // Arguments ("args"); each is written only when set.
-  std::string label;      ///< Metadata: the track's name.
+  std::string label;                 ///< Metadata: the track's name.
   std::optional<std::size_t> index;  ///< The request's index in its cell.
-  std::string reference;  ///< Reference id.
-  std::string outcome;    ///< hit, encoded, merged, ...
-  std::string key;        ///< The cache key's digest.
-  std::string error;      ///< A failed request's error.
+  std::string reference;             ///< Reference id.
+  std::string outcome;               ///< hit, encoded, merged, ...
+  std::string key;                   ///< The cache key's digest.
+  std::string error;                 ///< A failed request's error.
   std::optional<int> worker;
   std::optional<int> batch_size;
   std::optional<std::uint64_t> stored_bytes;

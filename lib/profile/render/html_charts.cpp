@@ -70,13 +70,15 @@ std::string latency_section(const RunRecord& run, const std::vector<const CellGr
   }
   for (const auto& key : order) {
     svg::LineChart chart{.title = fmt::format("{}, concurrency {}", key.first, key.second),
-                         .x_label = "end-to-end latency (ms)", .y_label = "fraction of requests ≤ latency"};
+                         .x_label = "end-to-end latency (ms)",
+                         .y_label = "fraction of requests ≤ latency"};
     chart.y_min = 0, chart.y_max = 1, chart.x_min = 0;
     bool from_requests = true;
     std::size_t n_requests = 0;
     for (const CellGroup* g : panels[key]) {
       svg::Series s{.name = arm_label(g->key.arm) + " " + std::string(to_string(g->key.phase)),
-                    .colour = arm_colour(g->key.arm), .dash = phase_dash(g->key.phase)};
+                    .colour = arm_colour(g->key.arm),
+                    .dash = phase_dash(g->key.phase)};
       std::vector<double> e2e = run.have_requests ? g->samples(Stage::e2e) : std::vector<double>{};
       std::sort(e2e.begin(), e2e.end());
       if (!e2e.empty()) {
@@ -93,7 +95,10 @@ std::string latency_section(const RunRecord& run, const std::vector<const CellGr
           p50 += st.p50, p90 += st.p90, p95 += st.p95, p99 += st.p99, max += st.max;
         }
         if (k == 0) continue;
-        s.points = {{1000 * p50 / k, 0.5}, {1000 * p90 / k, 0.9}, {1000 * p95 / k, 0.95}, {1000 * p99 / k, 0.99},
+        s.points = {{1000 * p50 / k, 0.5},
+                    {1000 * p90 / k, 0.9},
+                    {1000 * p95 / k, 0.95},
+                    {1000 * p99 / k, 0.99},
                     {1000 * max / k, 1.0}};
         s.markers = true;
         s.name += k > 1 ? fmt::format(" (mean of {} repeats' percentiles)", k) : " (percentiles)";
@@ -165,26 +170,33 @@ std::string throughput_section(const RunRecord& run, const std::vector<const Cel
       if (g->key.model != model) continue;
       Throughput t = group_throughput(*g, bootstrap);
       if (!t.method.empty()) methods.insert(t.method);
-      chart.rows.push_back({.label = group_label(g->key), .point = t.value.point, .lo = t.value.lo, .hi = t.value.hi,
-                            .has_interval = t.interval, .colour = arm_colour(g->key.arm),
+      chart.rows.push_back({.label = group_label(g->key),
+                            .point = t.value.point,
+                            .lo = t.value.lo,
+                            .hi = t.value.hi,
+                            .has_interval = t.interval,
+                            .colour = arm_colour(g->key.arm),
                             .extra = g->cells.size() > 1 ? t.repeats : std::vector<double>{}});
       values += "<tr><td>" + e(group_label(g->key)) + "</td><td class=\"n\" data-key=\"tput-ci." + e(g->key.label()) +
                 "\">" + fmt::format("{:.2f}", t.value.point) +
-                (t.interval ? fmt::format(" [{:.2f}, {:.2f}]", t.value.lo, t.value.hi) : std::string()) + "</td></tr>\n";
+                (t.interval ? fmt::format(" [{:.2f}, {:.2f}]", t.value.lo, t.value.hi) : std::string()) +
+                "</td></tr>\n";
     }
     values += "</tbody></table></details>\n";
     if (chart.rows.empty()) continue;
     std::string how;
     if (methods.count("bootstrap"))
-      how += fmt::format("Whiskers: {:.0f}% percentile-bootstrap interval ({} resamples over requests; a replicate "
-                         "scales the observed throughput by mean E2E / resampled mean E2E, Little's law at fixed "
-                         "concurrency: the gate's construction). ",
-                         100 * bootstrap.confidence, bootstrap.resamples);
+      how += fmt::format(
+          "Whiskers: {:.0f}% percentile-bootstrap interval ({} resamples over requests; a replicate "
+          "scales the observed throughput by mean E2E / resampled mean E2E, Little's law at fixed "
+          "concurrency: the gate's construction). ",
+          100 * bootstrap.confidence, bootstrap.resamples);
     if (methods.count("repeats")) how += "Where requests.jsonl is absent, whiskers span the repeats (min to max). ";
     os << "<h3>" << e(model) << "</h3>\n"
        << figure(svg::render(chart),
                  "Measured: successful requests / cell wall time, repeats pooled (square); open circles: single "
-                 "repeats. Blue M4a, vermillion M4b. " + how +
+                 "repeats. Blue M4a, vermillion M4b. " +
+                     how +
                      "The requests' latency includes modelled synthesis, so throughput is that of the modelled "
                      "service.")
        << values;

@@ -34,7 +34,8 @@ std::string render_compare_html(const RunRecord& baseline, const RunRecord& curr
   if (baseline.manifest.sha256 != current.manifest.sha256)
     os << "<p class=\"warn\">The two runs used different manifests: changes may come from the workload, not the "
           "code.</p>\n";
-  os << "<nav><a href=\"#verdicts\">Verdicts</a><a href=\"#changes\">Changes</a><a href=\"#table\">Table</a></nav></header>\n";
+  os << "<nav><a href=\"#verdicts\">Verdicts</a><a href=\"#changes\">Changes</a><a "
+        "href=\"#table\">Table</a></nav></header>\n";
 
   os << "<section id=\"verdicts\"><h2>Gate verdicts</h2>\n<table><thead><tr><th>model</th><th>baseline</th><th>current"
         "</th><th>current reason</th></tr></thead><tbody>\n";
@@ -69,20 +70,24 @@ std::string render_compare_html(const RunRecord& baseline, const RunRecord& curr
     for (const CellChange& c : comparison.cells)
       for (const MetricChange& m : c.metrics) {
         if (m.metric != mi.metric) continue;
-        chart.rows.push_back({.label = c.group.label() + (m.regression ? "  REGRESSION" : ""), .point = 100 * m.change.point,
-                              .lo = 100 * m.change.lo, .hi = 100 * m.change.hi,
+        chart.rows.push_back({.label = c.group.label() + (m.regression ? "  REGRESSION" : ""),
+                              .point = 100 * m.change.point,
+                              .lo = 100 * m.change.lo,
+                              .hi = 100 * m.change.hi,
                               .colour = m.regression ? svg::palette::vermillion : svg::palette::blue,
                               .highlight = m.regression});
       }
     if (chart.rows.empty()) continue;
     double t = 100 * threshold * (mi.higher_is_worse ? 1 : -1);
-    chart.lines = {{.value = 0, .label = "no change", .colour = svg::palette::grey, .dash = "1 0"},
-                   {.value = t, .label = fmt::format("regression threshold {:+.0f}%", t), .colour = svg::palette::vermillion}};
-    os << figure("<h3>" + e(mi.title) + "</h3>" + svg::render(chart),
-                 fmt::format("Relative change of the {} per matched cell (model/arm/phase/concurrency, repeats pooled): "
-                             "square = point, whiskers = 95% percentile-bootstrap interval over requests. {} Highlighted "
-                             "rows are regressions: beyond the dashed threshold with an interval excluding zero.",
-                             e(mi.title), mi.higher_is_worse ? "Right = slower." : "Left = fewer requests per second."));
+    chart.lines = {
+        {.value = 0, .label = "no change", .colour = svg::palette::grey, .dash = "1 0"},
+        {.value = t, .label = fmt::format("regression threshold {:+.0f}%", t), .colour = svg::palette::vermillion}};
+    os << figure(
+        "<h3>" + e(mi.title) + "</h3>" + svg::render(chart),
+        fmt::format("Relative change of the {} per matched cell (model/arm/phase/concurrency, repeats pooled): "
+                    "square = point, whiskers = 95% percentile-bootstrap interval over requests. {} Highlighted "
+                    "rows are regressions: beyond the dashed threshold with an interval excluding zero.",
+                    e(mi.title), mi.higher_is_worse ? "Right = slower." : "Left = fewer requests per second."));
   }
   os << "</div></section>\n";
 
@@ -94,11 +99,12 @@ std::string render_compare_html(const RunRecord& baseline, const RunRecord& curr
       bool tput = m.metric == CompareMetric::throughput;
       double scale = tput ? 1.0 : 1000.0;
       std::string name(to_string(m.metric));
-      os << "<tr" << (m.regression ? " class=\"regression\"" : "") << "><td><code>" << e(c.group.label()) << "</code></td><td>"
-         << e(name) << (tput ? " (req/s)" : " (ms)") << "</td><td class=\"n\">" << fixed(scale * m.baseline, 2)
-         << "</td><td class=\"n\">" << fixed(scale * m.current, 2) << "</td><td class=\"n\" data-key=\"change."
-         << e(c.group.label()) << "." << e(name) << "\">" << interval_text(m.change) << "</td><td>"
-         << (m.regression ? "<span class=\"flag\">REGRESSION</span>" : "") << "</td></tr>\n";
+      os << "<tr" << (m.regression ? " class=\"regression\"" : "") << "><td><code>" << e(c.group.label())
+         << "</code></td><td>" << e(name) << (tput ? " (req/s)" : " (ms)") << "</td><td class=\"n\">"
+         << fixed(scale * m.baseline, 2) << "</td><td class=\"n\">" << fixed(scale * m.current, 2)
+         << "</td><td class=\"n\" data-key=\"change." << e(c.group.label()) << "." << e(name) << "\">"
+         << interval_text(m.change) << "</td><td>" << (m.regression ? "<span class=\"flag\">REGRESSION</span>" : "")
+         << "</td></tr>\n";
     }
   }
   os << "</tbody></table>\n";
@@ -108,7 +114,8 @@ std::string render_compare_html(const RunRecord& baseline, const RunRecord& curr
     os << "</ul>\n";
   }
   os << "<p class=\"sub\">Method: " << e(comparison.method) << ".</p></section>\n";
-  os << "<footer>Written by refenc compare. Self-contained: no script, no network. Colours: Okabe-Ito palette.</footer>\n";
+  os << "<footer>Written by refenc compare. Self-contained: no script, no network. Colours: Okabe-Ito "
+        "palette.</footer>\n";
   return page(title, os.str());
 }
 

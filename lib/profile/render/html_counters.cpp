@@ -133,7 +133,8 @@ std::string cache_section(const RunRecord& run) {
     }
     os << (first ? "–" : "") << "</td></tr>\n";
   }
-  os << "</tbody></table></div>\n<p class=\"sub\">Measured: the encode service's counters, summed over the cells of each "
+  os << "</tbody></table></div>\n<p class=\"sub\">Measured: the encode service's counters, summed over the cells of "
+        "each "
         "model, arm and cache phase (cold: empty cache; warm: in-memory tier primed; warm-disk: disk tier only). "
         "Outcomes count requests; batch sizes count encoder calls.</p>\n</section>\n";
   return os.str();
@@ -149,9 +150,9 @@ std::string gpu_energy_table(const RunRecord& run) {
   for (const Cell& c : run.cells) {
     const GpuSummary& g = c.telemetry.gpu;
     if (!g.available) continue;
-    for (const auto& [name, m] : {std::pair{"utilisation", &g.metrics.utilization},
-                                  std::pair{"memory", &g.metrics.memory}, std::pair{"power", &g.metrics.power},
-                                  std::pair{"energy counter", &g.metrics.energy}})
+    for (const auto& [name, m] :
+         {std::pair{"utilisation", &g.metrics.utilization}, std::pair{"memory", &g.metrics.memory},
+          std::pair{"power", &g.metrics.power}, std::pair{"energy counter", &g.metrics.energy}})
       if (!m->unavailable.empty()) unavailable.emplace(name, m->unavailable);
     if (g.metrics.power.samples == 0 && g.energy_method.empty()) continue;
     bool power = g.metrics.power.samples > 0, energy = !g.energy_method.empty();
@@ -171,8 +172,7 @@ std::string gpu_energy_table(const RunRecord& run) {
           "counter over the cell (counter) or, where it is unavailable, power integrated over the sampling "
           "intervals (power_integrated). J per encode divides the device's whole energy over the cell, idle draw "
           "included, by the encodes the cell performed (misses − disk hits + uncacheable).</p>\n";
-  for (const auto& [name, why] : unavailable)
-    os << "<p class=\"note\">GPU " << name << ": " << e(why) << ".</p>\n";
+  for (const auto& [name, why] : unavailable) os << "<p class=\"note\">GPU " << name << ": " << e(why) << ".</p>\n";
   return os.str();
 }
 
@@ -181,11 +181,15 @@ std::string gpu_energy_table(const RunRecord& run) {
 std::string utilisation_section(const RunRecord& run) {
   std::ostringstream os;
   os << "<section id=\"utilisation\"><h2>CPU and GPU utilisation over the run</h2>\n";
-  svg::Series cpu_proc{.name = "refenc process (% of all cores), cell mean", .colour = svg::palette::blue, .step = true};
-  svg::Series cpu_proc_max{.name = "refenc process, cell max", .colour = svg::palette::blue, .dash = "2 3", .step = true, .width = 1};
-  svg::Series cpu_sys{.name = "whole system (% busy), cell mean", .colour = svg::palette::orange, .dash = "7 4", .step = true};
+  svg::Series cpu_proc{
+      .name = "refenc process (% of all cores), cell mean", .colour = svg::palette::blue, .step = true};
+  svg::Series cpu_proc_max{
+      .name = "refenc process, cell max", .colour = svg::palette::blue, .dash = "2 3", .step = true, .width = 1};
+  svg::Series cpu_sys{
+      .name = "whole system (% busy), cell mean", .colour = svg::palette::orange, .dash = "7 4", .step = true};
   svg::Series gpu{.name = "GPU 0 utilisation (%), cell mean", .colour = svg::palette::green, .step = true};
-  svg::Series gpu_max{.name = "GPU 0 utilisation, cell max", .colour = svg::palette::green, .dash = "2 3", .step = true, .width = 1};
+  svg::Series gpu_max{
+      .name = "GPU 0 utilisation, cell max", .colour = svg::palette::green, .dash = "2 3", .step = true, .width = 1};
   double t = 0;
   bool any_cpu = false, any_gpu = false;
   std::string gpu_reason, gpu_name, cpu_reason;
@@ -226,25 +230,32 @@ std::string utilisation_section(const RunRecord& run) {
       "times (pauses between cells are left out). Measured.";
   os << "<p class=\"note\">" << how << "</p>\n<div class=\"grid\">\n";
   if (any_cpu) {
-    svg::LineChart chart{.title = "CPU", .x_label = "time into the run, cells back to back (s)",
-                         .y_label = "utilisation (%)", .series = {cpu_proc, cpu_proc_max, cpu_sys}};
+    svg::LineChart chart{.title = "CPU",
+                         .x_label = "time into the run, cells back to back (s)",
+                         .y_label = "utilisation (%)",
+                         .series = {cpu_proc, cpu_proc_max, cpu_sys}};
     chart.y_min = 0, chart.x_min = 0;
-    os << figure(svg::render(chart), "Measured: CPU use of the refenc process, as a percentage of all cores, and of "
-                                     "the whole system, per cell (means solid/dashed, process maximum dotted).");
+    os << figure(svg::render(chart),
+                 "Measured: CPU use of the refenc process, as a percentage of all cores, and of "
+                 "the whole system, per cell (means solid/dashed, process maximum dotted).");
   } else {
-    os << "<p class=\"note\">No CPU samples: " << e(cpu_reason.empty() ? "the report has no cells" : cpu_reason) << ".</p>\n";
+    os << "<p class=\"note\">No CPU samples: " << e(cpu_reason.empty() ? "the report has no cells" : cpu_reason)
+       << ".</p>\n";
   }
   if (any_gpu) {
     svg::LineChart chart{.title = "GPU" + (gpu_name.empty() ? std::string() : ": " + gpu_name),
-                         .x_label = "time into the run, cells back to back (s)", .y_label = "utilisation (%)",
+                         .x_label = "time into the run, cells back to back (s)",
+                         .y_label = "utilisation (%)",
                          .series = {gpu, gpu_max}};
     chart.y_min = 0, chart.x_min = 0, chart.y_max = 100;
-    os << figure(svg::render(chart),
-                 fmt::format("Measured: GPU 0 utilisation from NVML per cell (mean solid, maximum dotted); peak memory used "
-                             "{:.0f} of {:.0f} MiB.",
-                             gpu_mem_max, gpu_mem_total));
+    os << figure(
+        svg::render(chart),
+        fmt::format("Measured: GPU 0 utilisation from NVML per cell (mean solid, maximum dotted); peak memory used "
+                    "{:.0f} of {:.0f} MiB.",
+                    gpu_mem_max, gpu_mem_total));
   } else {
-    os << "<p class=\"note\">No GPU samples: " << e(gpu_reason.empty() ? "the report has no cells" : gpu_reason) << ".</p>\n";
+    os << "<p class=\"note\">No GPU samples: " << e(gpu_reason.empty() ? "the report has no cells" : gpu_reason)
+       << ".</p>\n";
   }
   os << "</div>\n" << gpu_energy_table(run) << "</section>\n";
   return os.str();

@@ -38,16 +38,24 @@ std::string evidence_chart(const ModelVerdict& m, const GateSpec& spec) {
   for (const LevelResult& c : m.levels) {
     const Interval &r = c.p95_e2e_reduction, &g = c.throughput_gain;
     std::string conc = "c" + std::to_string(c.concurrency);
-    chart.rows.push_back({.label = conc + " p95 E2E reduction", .point = 100 * r.point, .lo = 100 * r.lo,
-                          .hi = 100 * r.hi, .colour = svg::palette::blue});
-    chart.rows.push_back({.label = conc + " throughput gain", .point = 100 * g.point, .lo = 100 * g.lo, .hi = 100 * g.hi,
+    chart.rows.push_back({.label = conc + " p95 E2E reduction",
+                          .point = 100 * r.point,
+                          .lo = 100 * r.lo,
+                          .hi = 100 * r.hi,
+                          .colour = svg::palette::blue});
+    chart.rows.push_back({.label = conc + " throughput gain",
+                          .point = 100 * g.point,
+                          .lo = 100 * g.lo,
+                          .hi = 100 * g.hi,
                           .colour = svg::palette::vermillion});
   }
   double lat_t = spec.latency_reduction, tput_t = spec.throughput_gain;
   chart.lines = {{.value = 0, .label = "no change", .colour = svg::palette::grey, .dash = "1 0"},
                  {.value = 100 * lat_t, .label = "p95 reduction threshold " + pct(lat_t), .colour = svg::palette::blue},
-                 {.value = 100 * tput_t, .label = "throughput threshold " + pct(tput_t),
-                  .colour = svg::palette::vermillion, .dash = "7 3"}};
+                 {.value = 100 * tput_t,
+                  .label = "throughput threshold " + pct(tput_t),
+                  .colour = svg::palette::vermillion,
+                  .dash = "7 3"}};
   return figure(svg::render(chart),
                 fmt::format("Gate evidence for {}: square = point estimate, whiskers = {:.0f}% percentile-bootstrap "
                             "interval over requests of the cold cells (repeats pooled). Blue: reduction of p95 "
@@ -82,8 +90,10 @@ std::string decision_section(const RunRecord& run) {
       os << "<div class=\"card c-" << e(verdict_class(m.verdict)) << "\"><h3>" << e(m.model) << " &nbsp;"
          << verdict_badge(m.verdict, m.model) << "</h3>\n<div class=\"grade\">Evidence: <span data-key=\"grade."
          << e(m.model) << "\">" << e(m.evidence_grade) << "</span></div>\n";
-      if (m.levels.empty()) os << "<p class=\"reason\">" << e(m.reason) << "</p>\n";
-      else os << level_rows(m) << evidence_chart(m, spec);
+      if (m.levels.empty())
+        os << "<p class=\"reason\">" << e(m.reason) << "</p>\n";
+      else
+        os << level_rows(m) << evidence_chart(m, spec);
       if (!m.parity.empty())
         os << "<p class=\"reason\" data-key=\"parity." << e(m.model) << "\">" << e(m.parity) << "</p>\n";
       os << "</div>\n";

@@ -123,7 +123,8 @@ std::vector<const CellGroup*> ordered_groups(const RunRecord& run, const std::ma
   };
   std::vector<const CellGroup*> out;
   for (const auto& [k, g] : groups) out.push_back(&g);
-  std::stable_sort(out.begin(), out.end(), [&](const CellGroup* a, const CellGroup* b) { return rank(a->key) < rank(b->key); });
+  std::stable_sort(out.begin(), out.end(),
+                   [&](const CellGroup* a, const CellGroup* b) { return rank(a->key) < rank(b->key); });
   return out;
 }
 

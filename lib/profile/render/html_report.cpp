@@ -17,8 +17,9 @@ std::string render_html_report(const RunRecord& run, const HtmlReportOptions& op
   BootstrapOptions bootstrap{options.resamples > 0 ? options.resamples : gate.spec.bootstrap_resamples,
                              options.seed.value_or(gate.seed),
                              options.confidence > 0 ? options.confidence : gate.spec.confidence};
-  std::string title = options.title.empty() ? "refenc profile: " + (run.manifest.name.empty() ? "run" : run.manifest.name)
-                                            : options.title;
+  std::string title = options.title.empty()
+                          ? "refenc profile: " + (run.manifest.name.empty() ? "run" : run.manifest.name)
+                          : options.title;
   std::string body = header(run, title) + decision_section(run) + latency_section(run, ordered) +
                      stages_section(run, ordered) + throughput_section(run, ordered, bootstrap) + cache_section(run) +
                      utilisation_section(run) + context_section(run) +

@@ -20,10 +20,10 @@ namespace refenc::profile {
 
 /// Title and throughput-bootstrap settings of a page.
 struct HtmlReportOptions {
-  std::string title;                    ///< Page title; "refenc profile: <manifest name>" when empty.
-  int resamples = 0;                    ///< Throughput bootstrap resamples; 0: the run's gate setting.
-  double confidence = 0;                ///< Level of those intervals; 0: the run's gate setting.
-  std::optional<std::uint64_t> seed;    ///< Seeds that bootstrap; default: the run's seed.
+  std::string title;                  ///< Page title; "refenc profile: <manifest name>" when empty.
+  int resamples = 0;                  ///< Throughput bootstrap resamples; 0: the run's gate setting.
+  double confidence = 0;              ///< Level of those intervals; 0: the run's gate setting.
+  std::optional<std::uint64_t> seed;  ///< Seeds that bootstrap; default: the run's seed.
 };
 
 /// The report page of `run`. Without raw requests (`run.have_requests` false) the CDFs are drawn from

@@ -69,10 +69,11 @@ Legend legend(const std::vector<std::pair<std::string, Swatch>>& items, double x
 }
 
 std::string open_svg(int width, double height, const std::string& label) {
-  return fmt::format("<svg viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" "
-                     "style=\"max-width:{}px\" role=\"img\" aria-label=\"{}\" class=\"chart\" font-family=\"system-ui, sans-serif\" "
-                     "font-size=\"12\">",
-                     width, n(height), width, n(height), width, escape(label));
+  return fmt::format(
+      "<svg viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" "
+      "style=\"max-width:{}px\" role=\"img\" aria-label=\"{}\" class=\"chart\" font-family=\"system-ui, sans-serif\" "
+      "font-size=\"12\">",
+      width, n(height), width, n(height), width, escape(label));
 }
 
 const char* svg_style =
@@ -177,8 +178,8 @@ std::string render(const LineChart& c) {
      << n(mt + plot_h) << "\"/>";
   os << "<text class=\"tk\" x=\"" << n(ml + plot_w / 2) << "\" y=\"" << n(mt + plot_h + 36)
      << "\" text-anchor=\"middle\">" << escape(c.x_label) << "</text>";
-  os << "<text class=\"tk\" transform=\"translate(14," << n(mt + plot_h / 2) << ") rotate(-90)\" text-anchor=\"middle\">"
-     << escape(c.y_label) << "</text>";
+  os << "<text class=\"tk\" transform=\"translate(14," << n(mt + plot_h / 2)
+     << ") rotate(-90)\" text-anchor=\"middle\">" << escape(c.y_label) << "</text>";
   for (const auto& s : c.series) {
     std::vector<Point> pts;
     for (const Point& p : s.points)
@@ -187,13 +188,16 @@ std::string render(const LineChart& c) {
     std::ostringstream d;
     for (std::size_t i = 0; i < pts.size(); ++i) {
       const Point& p = pts[i];
-      if (i == 0) d << "M" << n(X(p.x)) << " " << n(Y(p.y));
-      else if (s.step) d << "H" << n(X(p.x)) << "V" << n(Y(p.y));
-      else d << "L" << n(X(p.x)) << " " << n(Y(p.y));
+      if (i == 0)
+        d << "M" << n(X(p.x)) << " " << n(Y(p.y));
+      else if (s.step)
+        d << "H" << n(X(p.x)) << "V" << n(Y(p.y));
+      else
+        d << "L" << n(X(p.x)) << " " << n(Y(p.y));
     }
     os << "<path d=\"" << d.str() << "\" fill=\"none\" stroke=\"" << escape(s.colour) << "\" stroke-width=\"" << s.width
-       << "\"" << (s.dash.empty() ? "" : " stroke-dasharray=\"" + escape(s.dash) + "\"") << "><title>"
-       << escape(s.name) << "</title></path>";
+       << "\"" << (s.dash.empty() ? "" : " stroke-dasharray=\"" + escape(s.dash) + "\"") << "><title>" << escape(s.name)
+       << "</title></path>";
     if (s.markers)
       for (const Point& p : pts)
         os << "<circle cx=\"" << n(X(p.x)) << "\" cy=\"" << n(Y(p.y)) << "\" r=\"3.5\" fill=\"" << escape(s.colour)
@@ -286,9 +290,10 @@ std::string render(const IntervalChart& c) {
   for (const auto& l : c.lines)
     if (!l.label.empty()) items.emplace_back(l.label, &l);
   Legend lg = legend(items, ml, mt + plot_h + 52, plot_w, [](const ReferenceLine* l, double x, double y) {
-    return fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"1.5\" "
-                       "stroke-dasharray=\"{}\"/>",
-                       n(x), n(y), n(x + 24), n(y), escape(l->colour), escape(l->dash));
+    return fmt::format(
+        "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"1.5\" "
+        "stroke-dasharray=\"{}\"/>",
+        n(x), n(y), n(x + 24), n(y), escape(l->colour), escape(l->dash));
   });
   double height = mt + plot_h + 52 + lg.height + 4;
 
@@ -321,9 +326,9 @@ std::string render(const IntervalChart& c) {
     for (double e : r.extra)
       if (std::isfinite(e))
         os << "<circle cx=\"" << n(X(e)) << "\" cy=\"" << n(y) << "\" r=\"2.5\" fill=\"none\" stroke=\"" << col
-         << "\"/>";
-    os << "<rect x=\"" << n(X(r.point) - 4.5) << "\" y=\"" << n(y - 4.5) << "\" width=\"9\" height=\"9\" fill=\""
-       << col << "\"><title>" << escape(r.label) << ": " << tick_label(r.point);
+           << "\"/>";
+    os << "<rect x=\"" << n(X(r.point) - 4.5) << "\" y=\"" << n(y - 4.5) << "\" width=\"9\" height=\"9\" fill=\"" << col
+       << "\"><title>" << escape(r.label) << ": " << tick_label(r.point);
     if (r.has_interval) os << " [" << tick_label(r.lo) << ", " << tick_label(r.hi) << "]";
     os << "</title></rect>";
   }

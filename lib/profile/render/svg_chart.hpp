@@ -43,16 +43,16 @@ struct Point {
 struct Series {
   std::string name;
   std::string colour = palette::blue;
-  std::string dash;             ///< SVG stroke-dasharray ("" = solid).
+  std::string dash;  ///< SVG stroke-dasharray ("" = solid).
   std::vector<Point> points;
-  bool step = false;            ///< Draw as a right-continuous step (a CDF, a per-interval mean).
-  bool markers = false;         ///< Draw a marker at each point.
+  bool step = false;     ///< Draw as a right-continuous step (a CDF, a per-interval mean).
+  bool markers = false;  ///< Draw a marker at each point.
   double width = 2;
 };
 
 struct LineChart {
-  std::string title;            ///< Short heading inside the chart (optional).
-  std::string x_label, y_label; ///< Axis titles, with units.
+  std::string title;             ///< Short heading inside the chart (optional).
+  std::string x_label, y_label;  ///< Axis titles, with units.
   std::vector<Series> series;
   std::optional<double> x_min, x_max, y_min, y_max;  ///< Fixed ranges; data range when unset.
   int width = 560, height = 300;
@@ -61,11 +61,11 @@ struct LineChart {
 struct Segment {
   std::string name;
   std::string colour;
-  bool hatched = false;         ///< Hatching marks a modelled (not measured) quantity.
+  bool hatched = false;  ///< Hatching marks a modelled (not measured) quantity.
 };
 
 struct StackedBarChart {
-  std::string x_label;          ///< Value axis title, with units.
+  std::string x_label;  ///< Value axis title, with units.
   std::vector<Segment> segments;
   std::vector<std::string> rows;            ///< One label per bar.
   std::vector<std::vector<double>> values;  ///< values[row][segment], >= 0.
@@ -77,8 +77,8 @@ struct IntervalRow {
   double point = 0, lo = 0, hi = 0;
   bool has_interval = true;
   std::string colour = palette::blue;
-  std::vector<double> extra;    ///< Further points drawn small (e.g. single repeats).
-  bool highlight = false;       ///< Emphasised row (e.g. a regression).
+  std::vector<double> extra;  ///< Further points drawn small (e.g. single repeats).
+  bool highlight = false;     ///< Emphasised row (e.g. a regression).
 };
 
 struct ReferenceLine {
@@ -89,7 +89,7 @@ struct ReferenceLine {
 };
 
 struct IntervalChart {
-  std::string x_label;          ///< Value axis title, with units.
+  std::string x_label;  ///< Value axis title, with units.
   std::vector<IntervalRow> rows;
   std::vector<ReferenceLine> lines;
   std::optional<double> x_min, x_max;

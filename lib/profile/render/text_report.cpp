@@ -46,19 +46,23 @@ std::string summary_markdown(const RunRecord& run) {
   for (const Cell& c : run.cells) {
     const GpuSummary& g = c.telemetry.gpu;
     if (!g.available || (g.metrics.power.samples == 0 && g.energy_method.empty())) continue;
-    if (!gpu_energy) os << "\nGPU 0 power and energy (measured, NVML; J per encode = the device's energy over the cell / "
-                           "its encodes, misses - disk_hits + uncacheable):\n";
+    if (!gpu_energy)
+      os << "\nGPU 0 power and energy (measured, NVML; J per encode = the device's energy over the cell / "
+            "its encodes, misses - disk_hits + uncacheable):\n";
     gpu_energy = true;
     os << "- " << c.key.id() << ":";
-    if (g.metrics.power.samples > 0) os << fmt::format(" power {:.1f} W mean, {:.1f} W max;", g.power_mean_w, g.power_max_w);
-    if (g.energy_method.empty()) os << " energy " << g.metrics.energy.unavailable << "\n";
+    if (g.metrics.power.samples > 0)
+      os << fmt::format(" power {:.1f} W mean, {:.1f} W max;", g.power_mean_w, g.power_max_w);
+    if (g.energy_method.empty())
+      os << " energy " << g.metrics.energy.unavailable << "\n";
     else
       os << fmt::format(" {:.2f} J ({}), {} encodes{}\n", g.energy_j, g.energy_method, g.encodes,
                         g.encodes > 0 ? fmt::format(", {:.3f} J per encode", g.energy_per_encode_j) : "");
   }
   if (!run.skipped.empty()) {
     os << "\nSkipped:\n";
-    for (const SkippedArm& s : run.skipped) os << "- " << s.model << " " << to_string(s.arm) << ": " << s.reason << "\n";
+    for (const SkippedArm& s : run.skipped)
+      os << "- " << s.model << " " << to_string(s.arm) << ": " << s.reason << "\n";
   }
   bool compute_header = false;
   for (const Cell& c : run.cells) {
@@ -76,11 +80,11 @@ std::string summary_markdown(const RunRecord& run) {
     if (!parity_header) os << "\nParity of batched artifacts with single encodes (M4b):\n";
     parity_header = true;
     const ParitySummary& p = *c.parity;
-    os << fmt::format("- {}: {} of {} batched checked{}: {} identical, {} within tolerance {:.3g}, {} mismatched, "
-                      "{} failed checks; max abs diff {:.3g}, {} integer elements differ\n",
-                      c.key.id(), p.checked, p.batched, p.sample ? fmt::format(" (sample of at most {})", p.sample) : "",
-                      p.identical, p.within_tolerance, p.tolerance, p.mismatched, p.errors, p.max_abs_diff,
-                      p.mismatched_codes);
+    os << fmt::format(
+        "- {}: {} of {} batched checked{}: {} identical, {} within tolerance {:.3g}, {} mismatched, "
+        "{} failed checks; max abs diff {:.3g}, {} integer elements differ\n",
+        c.key.id(), p.checked, p.batched, p.sample ? fmt::format(" (sample of at most {})", p.sample) : "", p.identical,
+        p.within_tolerance, p.tolerance, p.mismatched, p.errors, p.max_abs_diff, p.mismatched_codes);
   }
   bool any = false;
   for (const Cell& c : run.cells)
@@ -96,18 +100,20 @@ std::string summary_markdown(const RunRecord& run) {
 std::string format_gate(const GateReport& gate) {
   std::ostringstream os;
   const GateSpec& spec = gate.options.spec;
-  os << "M4b gate (latency >= " << spec.latency_reduction * 100 << "% lower p95 E2E or throughput >= "
-     << spec.throughput_gain * 100 << "% higher, " << spec.confidence * 100 << "% bootstrap CI):\n";
+  os << "M4b gate (latency >= " << spec.latency_reduction * 100
+     << "% lower p95 E2E or throughput >= " << spec.throughput_gain * 100 << "% higher, " << spec.confidence * 100
+     << "% bootstrap CI):\n";
   for (const ModelVerdict& m : gate.models) {
     os << fmt::format("  {:<16} {:<15} [{}]\n", m.model, to_string(m.verdict), m.evidence_grade);
     if (!m.levels.empty()) {
       for (const LevelResult& c : m.levels) {
         const StageShares& s = c.shares_m4a;
         const Interval &r = c.p95_e2e_reduction, &g = c.throughput_gain;
-        os << fmt::format("      c{:<3} {:<12} shares pre {:.0f}% enc {:.0f}% synth {:.0f}% | p95 red {:+.1f}% [{:+.1f}, {:+.1f}]"
-                          " | tput {:+.1f}% [{:+.1f}, {:+.1f}]\n",
-                          c.concurrency, to_string(c.outcome), 100 * s.preprocessing, 100 * s.encode, 100 * s.synthesis,
-                          100 * r.point, 100 * r.lo, 100 * r.hi, 100 * g.point, 100 * g.lo, 100 * g.hi);
+        os << fmt::format(
+            "      c{:<3} {:<12} shares pre {:.0f}% enc {:.0f}% synth {:.0f}% | p95 red {:+.1f}% [{:+.1f}, {:+.1f}]"
+            " | tput {:+.1f}% [{:+.1f}, {:+.1f}]\n",
+            c.concurrency, to_string(c.outcome), 100 * s.preprocessing, 100 * s.encode, 100 * s.synthesis,
+            100 * r.point, 100 * r.lo, 100 * r.hi, 100 * g.point, 100 * g.lo, 100 * g.hi);
       }
     } else {
       os << "      " << m.reason << '\n';
@@ -133,7 +139,8 @@ std::string format_compare(const CompareResult& r) {
     }
   }
   for (const GroupKey& u : r.unmatched) os << "unmatched cell (in one run only): " << u.label() << '\n';
-  os << fmt::format("{} cells compared, {} with a regression beyond {:.0f}%\n", r.matched, r.regressions, 100 * r.threshold);
+  os << fmt::format("{} cells compared, {} with a regression beyond {:.0f}%\n", r.matched, r.regressions,
+                    100 * r.threshold);
   return os.str();
 }
 

@@ -38,7 +38,8 @@ class Lanes {
 
 void add_request(std::vector<TraceEvent>& out, const RequestRecord& r, int pid, int tid) {
   const double t0 = r.scheduled_s * us_per_s;
-  TraceEvent request{.name = "request", .category = "request", .ts_us = t0, .dur_us = span_us(r), .pid = pid, .tid = tid};
+  TraceEvent request{
+      .name = "request", .category = "request", .ts_us = t0, .dur_us = span_us(r), .pid = pid, .tid = tid};
   request.index = r.index;
   request.reference = r.reference;
   request.outcome = r.outcome;
@@ -53,7 +54,8 @@ void add_request(std::vector<TraceEvent>& out, const RequestRecord& r, int pid, 
   const double b2 = b1 + r.preprocessing_s * us_per_s;
   const double b3 = b2 + r.encode_s * us_per_s;
   const double b4 = b3 + r.synthesis_end_s * us_per_s;
-  out.push_back({.name = "preprocessing", .category = "measured", .ts_us = b1, .dur_us = b2 - b1, .pid = pid, .tid = tid});
+  out.push_back(
+      {.name = "preprocessing", .category = "measured", .ts_us = b1, .dur_us = b2 - b1, .pid = pid, .tid = tid});
   TraceEvent encode{.name = "encode", .category = "measured", .ts_us = b2, .dur_us = b3 - b2, .pid = pid, .tid = tid};
   encode.outcome = r.outcome;
   encode.batch_size = r.batch_size;
@@ -83,8 +85,10 @@ std::vector<TraceEvent> request_timelines(const RunRecord& run) {
       const int tid = lane * lane_stride + worker + 1;
       if (!tracks.count(tid)) {
         std::string name = r->worker >= 0 ? "worker " + std::to_string(worker) : "requests";
-        if (r->worker >= 0 && lane > 0) name += " (overlap " + std::to_string(lane) + ")";
-        else if (r->worker < 0) name += " (lane " + std::to_string(lane) + ")";
+        if (r->worker >= 0 && lane > 0)
+          name += " (overlap " + std::to_string(lane) + ")";
+        else if (r->worker < 0)
+          name += " (lane " + std::to_string(lane) + ")";
         tracks[tid] = std::move(name);
       }
       add_request(events, *r, pid, tid);

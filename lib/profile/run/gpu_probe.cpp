@@ -35,7 +35,7 @@ struct GpuProbe::Fns {
   using ErrorString = const char* (*)(int);
   using Util = int (*)(void*, NvmlUtilization*);
   using Mem = int (*)(void*, NvmlMemory*);
-  using Power = int (*)(void*, unsigned int*);       // milliwatts
+  using Power = int (*)(void*, unsigned int*);         // milliwatts
   using Energy = int (*)(void*, unsigned long long*);  // millijoules since the driver loaded
   Init init = nullptr;
   Shutdown shutdown = nullptr;
@@ -70,7 +70,8 @@ GpuProbe::GpuProbe(const std::string& library) : fns_(std::make_unique<Fns>()) {
   sym(fns_->power, "nvmlDeviceGetPowerUsage");
   sym(fns_->energy, "nvmlDeviceGetTotalEnergyConsumption");
   if (!fns_->init || !fns_->shutdown || !fns_->count || !fns_->handle) {
-    reason_ = "NVML library (" + library + ") lacks nvmlInit_v2, nvmlShutdown, nvmlDeviceGetCount_v2 or "
+    reason_ = "NVML library (" + library +
+              ") lacks nvmlInit_v2, nvmlShutdown, nvmlDeviceGetCount_v2 or "
               "nvmlDeviceGetHandleByIndex_v2";
     return;
   }
@@ -93,7 +94,8 @@ GpuProbe::GpuProbe(const std::string& library) : fns_(std::make_unique<Fns>()) {
     return;
   }
   char buf[96] = {};
-  if (fns_->name && fns_->name(device_, buf, sizeof buf) == nvml_success) name_ = std::string(buf, strnlen(buf, sizeof buf));
+  if (fns_->name && fns_->name(device_, buf, sizeof buf) == nvml_success)
+    name_ = std::string(buf, strnlen(buf, sizeof buf));
   available_ = true;
   const std::array<std::pair<bool, const char*>, gpu_metric_count> present{{
       {fns_->util != nullptr, "nvmlDeviceGetUtilizationRates"},
@@ -200,8 +202,10 @@ void GpuAccumulator::add(const GpuReading& r, double t_s) {
     power_last_t_ = t_s;
   }
   if (r.ok(GpuMetric::energy)) {
-    if (s_.metrics.energy.samples == 1) energy_first_mj_ = r.energy_mj;
-    else if (r.energy_mj < energy_last_mj_) counter_backwards_ = true;
+    if (s_.metrics.energy.samples == 1)
+      energy_first_mj_ = r.energy_mj;
+    else if (r.energy_mj < energy_last_mj_)
+      counter_backwards_ = true;
     energy_last_mj_ = r.energy_mj;
   }
 }
@@ -219,9 +223,12 @@ GpuSummary GpuAccumulator::summary() const {
     GpuMetricStatus& st = status(s, m);
     if (st.samples > 0) continue;
     const std::string& why = probe_.metric_reason(m);
-    if (why.empty()) st.unavailable = "unavailable: not read";
-    else if (st.failures > 0) st.unavailable = "unavailable: every reading failed, last " + why;
-    else st.unavailable = "unavailable: " + why;
+    if (why.empty())
+      st.unavailable = "unavailable: not read";
+    else if (st.failures > 0)
+      st.unavailable = "unavailable: every reading failed, last " + why;
+    else
+      st.unavailable = "unavailable: " + why;
   }
   if (s.metrics.energy.samples == 1)
     s.metrics.energy.unavailable = "unavailable: one counter reading in the cell, a difference needs two";

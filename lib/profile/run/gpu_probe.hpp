@@ -33,8 +33,8 @@ struct GpuReading {
                                              State::unavailable};
   double util_percent = 0;
   double memory_used_mib = 0, memory_total_mib = 0;
-  double power_w = 0;        ///< nvmlDeviceGetPowerUsage's milliwatts / 1000.
-  double energy_mj = 0;      ///< nvmlDeviceGetTotalEnergyConsumption: millijoules since the driver loaded.
+  double power_w = 0;    ///< nvmlDeviceGetPowerUsage's milliwatts / 1000.
+  double energy_mj = 0;  ///< nvmlDeviceGetTotalEnergyConsumption: millijoules since the driver loaded.
 
   State state(GpuMetric m) const { return states[static_cast<std::size_t>(m)]; }
   bool ok(GpuMetric m) const { return state(m) == State::ok; }

@@ -162,8 +162,9 @@ int Manifest::warmup_references() const {
 
 Manifest parse_manifest(const json& j, const std::string& path) {
   Reader r(path);
-  r.object(j, "", {"schema_version", "name", "description", "seed", "models", "references", "texts", "phases",
-                   "concurrency", "arms", "repeats", "requests", "arrivals", "gate", "cache"});
+  r.object(j, "",
+           {"schema_version", "name", "description", "seed", "models", "references", "texts", "phases", "concurrency",
+            "arms", "repeats", "requests", "arrivals", "gate", "cache"});
   Manifest m;
   m.path = path;
   m.raw = j;
@@ -199,9 +200,10 @@ Manifest parse_manifest(const json& j, const std::string& path) {
     const json* s = r.find(mj, "synthesis");
     if (!s) r.fail(Reader::key(w, "synthesis"), "required");
     std::string ws = Reader::key(w, "synthesis");
-    r.object(*s, ws, {"source", "prefill_base_ms", "prefill_per_ref_frame_ms", "prefill_per_text_token_ms",
-                      "step_base_ms", "step_per_active_ms", "steps_to_first_audio", "steps_per_audio_second",
-                      "audio_seconds_per_text_token", "chars_per_text_token"});
+    r.object(*s, ws,
+             {"source", "prefill_base_ms", "prefill_per_ref_frame_ms", "prefill_per_text_token_ms", "step_base_ms",
+              "step_per_active_ms", "steps_to_first_audio", "steps_per_audio_second", "audio_seconds_per_text_token",
+              "chars_per_text_token"});
     auto& sy = ms.synthesis;
     sy.source = r.str(*s, ws, "source", std::nullopt, true);
     sy.prefill_base_ms = r.num(*s, ws, "prefill_base_ms", sy.prefill_base_ms, 0, 1e6);
@@ -209,9 +211,11 @@ Manifest parse_manifest(const json& j, const std::string& path) {
     sy.prefill_per_text_token_ms = r.num(*s, ws, "prefill_per_text_token_ms", sy.prefill_per_text_token_ms, 0, 1e6);
     sy.step_base_ms = r.num(*s, ws, "step_base_ms", sy.step_base_ms, 0, 1e6);
     sy.step_per_active_ms = r.num(*s, ws, "step_per_active_ms", sy.step_per_active_ms, 0, 1e6);
-    sy.steps_to_first_audio = static_cast<int>(r.integer(*s, ws, "steps_to_first_audio", sy.steps_to_first_audio, 0, 1000000));
+    sy.steps_to_first_audio =
+        static_cast<int>(r.integer(*s, ws, "steps_to_first_audio", sy.steps_to_first_audio, 0, 1000000));
     sy.steps_per_audio_second = r.num(*s, ws, "steps_per_audio_second", sy.steps_per_audio_second, 0, 1e6, true);
-    sy.audio_seconds_per_text_token = r.num(*s, ws, "audio_seconds_per_text_token", sy.audio_seconds_per_text_token, 0, 100, true);
+    sy.audio_seconds_per_text_token =
+        r.num(*s, ws, "audio_seconds_per_text_token", sy.audio_seconds_per_text_token, 0, 100, true);
     sy.chars_per_text_token = r.num(*s, ws, "chars_per_text_token", sy.chars_per_text_token, 0, 100, true);
     m.models.push_back(std::move(ms));
   }
@@ -231,8 +235,10 @@ Manifest parse_manifest(const json& j, const std::string& path) {
       if (!std::filesystem::is_regular_file(p)) r.fail(w, "no such file: " + p.string());
       m.references.clips.push_back(p.lexically_normal().string());
     }
-    m.references.variants = static_cast<int>(r.integer(*rj, "references", "variants", m.references.variants, 0, 1000000));
-    m.references.variant_gain_db = r.num(*rj, "references", "variant_gain_db", m.references.variant_gain_db, 0, 6, true);
+    m.references.variants =
+        static_cast<int>(r.integer(*rj, "references", "variants", m.references.variants, 0, 1000000));
+    m.references.variant_gain_db =
+        r.num(*rj, "references", "variant_gain_db", m.references.variant_gain_db, 0, 6, true);
     m.references.warmup = static_cast<int>(r.integer(*rj, "references", "warmup", m.references.warmup, 0, 1000));
     if (const json* pop = r.find(*rj, "popularity")) {
       r.object(*pop, "references.popularity", {"zipf"});
@@ -269,15 +275,21 @@ Manifest parse_manifest(const json& j, const std::string& path) {
     r.object(pj, w, {"kind", "concurrency", "requests", "distinct"});
     PhaseSpec ps;
     std::string kind = r.str(pj, w, "kind", std::nullopt);
-    if (kind == "cold") ps.kind = Phase::cold;
-    else if (kind == "warm") ps.kind = Phase::warm;
-    else if (kind == "warm-disk") ps.kind = Phase::warm_disk;
-    else r.fail(Reader::key(w, "kind"), "must be cold, warm or warm-disk (got '" + kind + "')");
+    if (kind == "cold")
+      ps.kind = Phase::cold;
+    else if (kind == "warm")
+      ps.kind = Phase::warm;
+    else if (kind == "warm-disk")
+      ps.kind = Phase::warm_disk;
+    else
+      r.fail(Reader::key(w, "kind"), "must be cold, warm or warm-disk (got '" + kind + "')");
     if (!kinds.insert(kind).second) r.fail(Reader::key(w, "kind"), "duplicate phase '" + kind + "'");
     ps.concurrency = default_conc;
-    if (const json* c = r.find(pj, "concurrency")) ps.concurrency = concurrency_list(r, *c, Reader::key(w, "concurrency"));
+    if (const json* c = r.find(pj, "concurrency"))
+      ps.concurrency = concurrency_list(r, *c, Reader::key(w, "concurrency"));
     const auto& lines = m.references.trace_lines;
-    ps.requests = static_cast<int>(r.integer(pj, w, "requests", lines.empty() ? default_requests : static_cast<long long>(lines.size()), 1, 100000));
+    ps.requests = static_cast<int>(r.integer(
+        pj, w, "requests", lines.empty() ? default_requests : static_cast<long long>(lines.size()), 1, 100000));
     if (!lines.empty()) {
       if (static_cast<std::size_t>(ps.requests) > lines.size())
         r.fail(Reader::key(w, "requests"), "must be <= the trace's " + std::to_string(lines.size()) + " lines");
@@ -285,7 +297,8 @@ Manifest parse_manifest(const json& j, const std::string& path) {
     }
     ps.distinct = lines.empty() ? static_cast<int>(r.integer(pj, w, "distinct", ps.requests, 1, 100000))
                                 : trace_distinct(m.references, ps.requests);
-    if (ps.distinct > ps.requests) r.fail(Reader::key(w, "distinct"), "must be <= requests (" + std::to_string(ps.requests) + ")");
+    if (ps.distinct > ps.requests)
+      r.fail(Reader::key(w, "distinct"), "must be <= requests (" + std::to_string(ps.requests) + ")");
     m.phases.push_back(std::move(ps));
   }
 
@@ -298,8 +311,9 @@ Manifest parse_manifest(const json& j, const std::string& path) {
   for (std::size_t i = 0; i < arms->size(); ++i) {
     std::string w = Reader::idx("arms", i);
     const json& aj = (*arms)[i];
-    r.object(aj, w, {"name", "max_batch_size", "max_batch_wait_ms", "cache_batched", "parity_sample", "batch_workers",
-                     "group_by_length"});
+    r.object(aj, w,
+             {"name", "max_batch_size", "max_batch_wait_ms", "cache_batched", "parity_sample", "batch_workers",
+              "group_by_length"});
     ArmSpec a;
     std::string name = r.str(aj, w, "name", std::nullopt);
     if (name != "m4a" && name != "m4b") r.fail(Reader::key(w, "name"), "must be m4a or m4b (got '" + name + "')");
@@ -325,8 +339,7 @@ Manifest parse_manifest(const json& j, const std::string& path) {
       }
       a.parity_sample = static_cast<int>(r.integer(aj, w, "parity_sample", default_parity_sample, 0, 1000000));
     } else if (r.find(aj, "max_batch_size") || r.find(aj, "max_batch_wait_ms") || r.find(aj, "cache_batched") ||
-               r.find(aj, "parity_sample") || r.find(aj, "batch_workers") ||
-               r.find(aj, "group_by_length")) {
+               r.find(aj, "parity_sample") || r.find(aj, "batch_workers") || r.find(aj, "group_by_length")) {
       r.fail(w, "m4a takes no batch options");
     }
     m.arms.push_back(a);
@@ -353,13 +366,16 @@ Manifest parse_manifest(const json& j, const std::string& path) {
     const GateSpec d;
     m.gate.latency_reduction = r.num(*g, "gate", "latency_reduction", d.latency_reduction, 0, 1, true);
     m.gate.throughput_gain = r.num(*g, "gate", "throughput_gain", d.throughput_gain, 0, 100, true);
-    m.gate.bootstrap_resamples = static_cast<int>(r.integer(*g, "gate", "bootstrap_resamples", d.bootstrap_resamples, 100, 1000000));
+    m.gate.bootstrap_resamples =
+        static_cast<int>(r.integer(*g, "gate", "bootstrap_resamples", d.bootstrap_resamples, 100, 1000000));
     m.gate.confidence = r.num(*g, "gate", "confidence", d.confidence, 0.5, 0.999);
   }
   if (const json* c = r.find(j, "cache")) {
     r.object(*c, "cache", {"max_items", "max_bytes"});
-    m.cache.max_items = static_cast<std::size_t>(r.integer(*c, "cache", "max_items", static_cast<std::int64_t>(m.cache.max_items), 1, 1LL << 40));
-    m.cache.max_bytes = static_cast<std::size_t>(r.integer(*c, "cache", "max_bytes", static_cast<std::int64_t>(m.cache.max_bytes), 1, 1LL << 50));
+    m.cache.max_items = static_cast<std::size_t>(
+        r.integer(*c, "cache", "max_items", static_cast<std::int64_t>(m.cache.max_items), 1, 1LL << 40));
+    m.cache.max_bytes = static_cast<std::size_t>(
+        r.integer(*c, "cache", "max_bytes", static_cast<std::int64_t>(m.cache.max_bytes), 1, 1LL << 50));
   }
 
   int needed = m.measured_references() +
@@ -369,8 +385,7 @@ Manifest parse_manifest(const json& j, const std::string& path) {
   if (available < needed)
     r.fail(m.references.variants > 0 ? "references.variants" : "references.clips",
            "must provide at least " + std::to_string(needed) +
-               " references (largest phase distinct + warmup + never-seen requests), got " +
-               std::to_string(available));
+               " references (largest phase distinct + warmup + never-seen requests), got " + std::to_string(available));
   return m;
 }
 

@@ -42,17 +42,17 @@ inline constexpr int default_parity_sample = 8;
 
 struct ArmSpec {
   Arm arm = Arm::m4a;
-  int max_batch_size = 1;            ///< 1 for m4a; m4b: >= 2, default default_m4b_max_batch_size.
-  double max_batch_wait_ms = 0;      ///< 0 for m4a; m4b: >= 0, default default_m4b_max_batch_wait_ms.
-  bool cache_batched = true;         ///< m4b: false = batched artifacts answer callers but are not cached.
-  int batch_workers = 0;             ///< m4b: batch worker threads; 0 = matched (matched_batch_workers).
-  BatchGrouping group_by_length;     ///< m4b: "exact", or a number = the largest padded fraction of a batch.
+  int max_batch_size = 1;                     ///< 1 for m4a; m4b: >= 2, default default_m4b_max_batch_size.
+  double max_batch_wait_ms = 0;               ///< 0 for m4a; m4b: >= 0, default default_m4b_max_batch_wait_ms.
+  bool cache_batched = true;                  ///< m4b: false = batched artifacts answer callers but are not cached.
+  int batch_workers = 0;                      ///< m4b: batch worker threads; 0 = matched (matched_batch_workers).
+  BatchGrouping group_by_length;              ///< m4b: "exact", or a number = the largest padded fraction of a batch.
   int parity_sample = default_parity_sample;  ///< m4b: parity checks per non-cold cell (cold: every one).
 };
 
 struct ArrivalSpec {
-  bool open_loop = false;            ///< false: closed loop with `concurrency` workers.
-  double rate_per_s = 0;             ///< Open loop: Poisson arrival rate (> 0).
+  bool open_loop = false;  ///< false: closed loop with `concurrency` workers.
+  double rate_per_s = 0;   ///< Open loop: Poisson arrival rate (> 0).
 };
 
 /// ReferenceSpec::warmup's default: warm each cell up with as many requests as its concurrency.
@@ -67,17 +67,17 @@ struct TraceLine {
 };
 
 struct ReferenceSpec {
-  std::vector<std::string> clips;    ///< Clip paths, resolved against the manifest's folder.
-  int variants = 0;                  ///< Distinct derived variants (0 = the clips themselves).
-  double variant_gain_db = 0.5;      ///< Largest seeded gain change of a variant.
+  std::vector<std::string> clips;  ///< Clip paths, resolved against the manifest's folder.
+  int variants = 0;                ///< Distinct derived variants (0 = the clips themselves).
+  double variant_gain_db = 0.5;    ///< Largest seeded gain change of a variant.
   /// Warmup requests per cell, from references outside the measured set; warmup_concurrency (the
   /// default): as many as the cell's concurrency, over as many distinct references as the set holds
   /// beyond the measured ones.
   int warmup = warmup_concurrency;
-  std::optional<double> zipf;        ///< Popularity: reference rank r (from 0) drawn with weight 1/(r+1)^s
-                                     ///< over the phase's `distinct`; absent: request j uses j mod distinct.
-  double never_seen_share = 0;       ///< Share (0..1) of a phase's requests sent with a fresh reference.
-  std::string trace;                 ///< Request trace file (JSONL), resolved; empty: none.
+  std::optional<double> zipf;          ///< Popularity: reference rank r (from 0) drawn with weight 1/(r+1)^s
+                                       ///< over the phase's `distinct`; absent: request j uses j mod distinct.
+  double never_seen_share = 0;         ///< Share (0..1) of a phase's requests sent with a fresh reference.
+  std::string trace;                   ///< Request trace file (JSONL), resolved; empty: none.
   std::vector<TraceLine> trace_lines;  ///< Its lines: they set each phase's references and arrival times.
 };
 
@@ -87,8 +87,8 @@ struct CacheSpec {
 };
 
 struct Manifest {
-  std::string path;                  ///< As given to load_manifest.
-  std::string sha256;                ///< Digest of the file's bytes.
+  std::string path;    ///< As given to load_manifest.
+  std::string sha256;  ///< Digest of the file's bytes.
   std::string name;
   std::uint64_t seed = 1;
   std::vector<ModelSpec> models;
@@ -100,7 +100,7 @@ struct Manifest {
   ArrivalSpec arrivals;
   GateSpec gate;
   CacheSpec cache;
-  nlohmann::json raw;                ///< The manifest as parsed (kept in the report).
+  nlohmann::json raw;  ///< The manifest as parsed (kept in the report).
 
   /// Measured references needed: the largest `distinct` of any phase.
   int measured_references() const;
@@ -110,7 +110,9 @@ struct Manifest {
   /// set holds beyond the measured ones.
   int warmup_references() const;
   /// Warmup requests of a cell at `concurrency`.
-  int warmup_requests(int concurrency) const { return references.warmup == warmup_concurrency ? concurrency : references.warmup; }
+  int warmup_requests(int concurrency) const {
+    return references.warmup == warmup_concurrency ? concurrency : references.warmup;
+  }
   /// Never-seen references needed after the measured and warmup ones: the most any phase sends.
   int never_seen_references() const;
 };

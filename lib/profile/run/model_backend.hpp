@@ -41,9 +41,9 @@ struct WorkItem {
 
 /// A batched artifact compared with a single encode of the same request.
 struct ParityCheck {
-  std::size_t index = 0;   ///< WorkItem::index of the request.
+  std::size_t index = 0;  ///< WorkItem::index of the request.
   ArtifactParity parity;
-  std::string error;       ///< Set when the single encode or the comparison threw.
+  std::string error;  ///< Set when the single encode or the comparison threw.
 };
 
 /// One service under test.

@@ -77,8 +77,10 @@ class Progress {
   void draw() {
     if (!enabled_) return;
     double el = std::chrono::duration<double>(Clock::now() - t0_).count();
-    double eta = done_ > 0 ? el / static_cast<double>(done_) * static_cast<double>(total_ - std::min(done_, total_)) : 0;
-    std::fprintf(stderr, "\r\033[K%s  %zu/%zu requests  elapsed %.0fs  ETA %.0fs", cell_.c_str(), done_, total_, el, eta);
+    double eta =
+        done_ > 0 ? el / static_cast<double>(done_) * static_cast<double>(total_ - std::min(done_, total_)) : 0;
+    std::fprintf(stderr, "\r\033[K%s  %zu/%zu requests  elapsed %.0fs  ETA %.0fs", cell_.c_str(), done_, total_, el,
+                 eta);
     std::fflush(stderr);
   }
   bool enabled_;
@@ -94,9 +96,10 @@ class Progress {
 Eligibility eligibility(const ModelEntry& info) {
   const std::string& note = info.eligibility.reason;
   if (info.has_internal_batching)
-    return {false, note.empty()
-                       ? "has its own batched encoder inside the model's stage, not migrated to the generic batching surface"
-                       : note};
+    return {false,
+            note.empty()
+                ? "has its own batched encoder inside the model's stage, not migrated to the generic batching surface"
+                : note};
   if (!info.can_encode_batch) return {false, note.empty() ? "no safe batch primitive: stays M4a-only" : note};
   return {true, note.empty() ? "hook can encode a batch of different keys" : note};
 }
@@ -203,7 +206,8 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
             }
             std::vector<WorkItem> warmup;
             for (int w = 0; warmup_refs > 0 && w < manifest.warmup_requests(conc); ++w)
-              warmup.push_back(work_item(static_cast<std::size_t>(w), static_cast<std::size_t>(measured + w % warmup_refs)));
+              warmup.push_back(
+                  work_item(static_cast<std::size_t>(w), static_cast<std::size_t>(measured + w % warmup_refs)));
             if (!warmup.empty()) {
               RunOptions wo{.concurrency = std::min<int>(conc, static_cast<int>(warmup.size())), .stop = options.stop};
               run_requests(*service, warmup, wo, nullptr, info.frame_rate);
@@ -228,7 +232,8 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
             bool batching = service->batching();
             std::optional<ParitySummary> parity;
             if (batching)
-              parity = record_parity(service->check_parity(), cell_run.records, spec.encoder.parity_tolerance, parity_sample);
+              parity = record_parity(service->check_parity(), cell_run.records, spec.encoder.parity_tolerance,
+                                     parity_sample);
             service.reset();
             if (cell_run.records.empty() && stopped()) break;
             run.cells.push_back(make_cell(key, cell_run, delta, tel, ro.open_loop, batching));

@@ -38,7 +38,7 @@ struct ProfileOptions {
 
 /// What a profile produced.
 struct ProfileResult {
-  RunRecord run;             ///< The record written (with its raw requests and the gate).
+  RunRecord run;  ///< The record written (with its raw requests and the gate).
   bool interrupted = false;
   std::string dir;
 };

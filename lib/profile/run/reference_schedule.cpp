@@ -62,7 +62,8 @@ std::vector<std::size_t> reference_schedule(const ReferenceSpec& spec, const Pha
   std::vector<double> cumulative;
   if (spec.zipf) {
     double total = 0;
-    for (std::size_t r = 0; r < distinct; ++r) cumulative.push_back(total += std::pow(static_cast<double>(r + 1), -*spec.zipf));
+    for (std::size_t r = 0; r < distinct; ++r)
+      cumulative.push_back(total += std::pow(static_cast<double>(r + 1), -*spec.zipf));
     for (double& c : cumulative) c /= total;
   }
   std::vector<std::size_t> out(n);

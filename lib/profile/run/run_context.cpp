@@ -49,8 +49,10 @@ RunContext make_context(const Manifest& manifest) {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   std::string rev = command_output(std::string("git -C '") + REFENC_SOURCE_DIR + "' rev-parse HEAD 2>/dev/null");
-  if (rev.empty()) rev = "unknown (no git revision)";
-  else if (!command_output(std::string("git -C '") + REFENC_SOURCE_DIR + "' status --porcelain -uno 2>/dev/null").empty())
+  if (rev.empty())
+    rev = "unknown (no git revision)";
+  else if (!command_output(std::string("git -C '") + REFENC_SOURCE_DIR + "' status --porcelain -uno 2>/dev/null")
+                .empty())
     rev += "-dirty";
   RunContext c;
   c.host = host;

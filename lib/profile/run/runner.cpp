@@ -108,7 +108,8 @@ RunResult run_requests(ServiceHandle& service, const std::vector<WorkItem>& item
     }
   };
   std::vector<std::thread> threads;
-  int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(options.concurrency), std::max<std::size_t>(n, 1)));
+  int workers = static_cast<int>(
+      std::min<std::size_t>(static_cast<std::size_t>(options.concurrency), std::max<std::size_t>(n, 1)));
   for (int w = 0; w < workers; ++w) threads.emplace_back(worker, w);
   for (auto& t : threads) t.join();
 

@@ -30,20 +30,20 @@ namespace refenc::profile {
 struct RunOptions {
   int concurrency = 1;
   bool open_loop = false;
-  double rate_per_s = 0;        ///< Open loop only.
-  std::vector<double> arrivals_s;  ///< Open loop: the schedule, seconds from the start (one per item), in
-                                   ///< place of Poisson arrivals at rate_per_s (a replayed trace).
-  std::uint64_t seed = 1;       ///< Seeds the open-loop schedule.
+  double rate_per_s = 0;                    ///< Open loop only.
+  std::vector<double> arrivals_s;           ///< Open loop: the schedule, seconds from the start (one per item), in
+                                            ///< place of Poisson arrivals at rate_per_s (a replayed trace).
+  std::uint64_t seed = 1;                   ///< Seeds the open-loop schedule.
   const std::atomic<bool>* stop = nullptr;  ///< When it turns true, no further request is sent.
   std::function<void(std::size_t done)> on_done;  ///< Called after each request (any thread).
 };
 
 struct RunResult {
   std::vector<RequestRecord> records;  ///< In send order; only requests actually sent.
-  double wall_s = 0;           ///< First scheduled send to last completion.
+  double wall_s = 0;                   ///< First scheduled send to last completion.
   bool generator_behind = false;
-  double max_lag_s = 0;        ///< Largest (start - scheduled).
-  std::size_t late = 0;        ///< Requests started beyond the tolerance.
+  double max_lag_s = 0;  ///< Largest (start - scheduled).
+  std::size_t late = 0;  ///< Requests started beyond the tolerance.
   bool interrupted = false;
 };
 

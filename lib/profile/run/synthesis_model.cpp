@@ -31,14 +31,16 @@ SynthesisTiming SynthesisModel::run(double ref_frames, int text_tokens) {
   int steps_first = std::min(spec_.steps_to_first_audio, steps_end);
   t.steps = steps_end;
   t.prefill_s = (spec_.prefill_base_ms + spec_.prefill_per_ref_frame_ms * ref_frames +
-                 spec_.prefill_per_text_token_ms * text_tokens) / 1000.0;
+                 spec_.prefill_per_text_token_ms * text_tokens) /
+                1000.0;
   auto start = Clock::now();
   double elapsed = t.prefill_s;
   if (sleep_) sleep_until(start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(elapsed)));
   for (int s = 1; s <= steps_end; ++s) {
     int others = std::max(0, active_.load() - 1);
     elapsed += (spec_.step_base_ms + spec_.step_per_active_ms * others) / 1000.0;
-    if (sleep_) sleep_until(start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(elapsed)));
+    if (sleep_)
+      sleep_until(start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(elapsed)));
     if (s == steps_first) t.first_audio_s = elapsed;
   }
   if (steps_first == 0) t.first_audio_s = t.prefill_s;

@@ -68,8 +68,8 @@ void TelemetrySampler::take_cpu_sample() {
   if (wall > 0.05) {
     summary_.cpu.process_max = std::max(summary_.cpu.process_max, (proc - last_proc_s_) / wall);
     if (total > last_total_)
-      summary_.cpu.system_max = std::max(summary_.cpu.system_max,
-                                         double(busy - last_busy_) / double(total - last_total_));
+      summary_.cpu.system_max =
+          std::max(summary_.cpu.system_max, double(busy - last_busy_) / double(total - last_total_));
     last_proc_s_ = proc;
     last_busy_ = busy;
     last_total_ = total;

@@ -18,9 +18,9 @@
 namespace refenc::profile {
 
 struct BootstrapOptions {
-  int resamples = 2000;       ///< B (>= 1).
-  std::uint64_t seed = 1;     ///< Seeds the index generator.
-  double confidence = 0.95;   ///< Two-sided level of the percentile interval, in (0, 1).
+  int resamples = 2000;      ///< B (>= 1).
+  std::uint64_t seed = 1;    ///< Seeds the index generator.
+  double confidence = 0.95;  ///< Two-sided level of the percentile interval, in (0, 1).
 };
 
 struct Interval {

@@ -40,8 +40,7 @@ class MissRatioCurve {
   std::uint64_t working_set_bytes() const noexcept { return working_set_bytes_; }
 
   /// Hit ratio (0..1) of an LRU with these bounds over the trace.
-  double hit_ratio(std::uint64_t max_bytes,
-                   std::size_t max_items = std::numeric_limits<std::size_t>::max()) const;
+  double hit_ratio(std::uint64_t max_bytes, std::size_t max_items = std::numeric_limits<std::size_t>::max()) const;
 
   /// `n` points (bytes, hit ratio), byte bounds evenly spaced from working_set / n to working_set.
   std::vector<std::pair<std::uint64_t, double>> points(

@@ -26,7 +26,8 @@ double percentile(std::span<const double> samples, double p) {
 }
 
 double mean(std::span<const double> samples) {
-  return samples.empty() ? 0.0 : std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(samples.size());
+  return samples.empty() ? 0.0
+                         : std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(samples.size());
 }
 
 Summary summarize(std::span<const double> samples) {

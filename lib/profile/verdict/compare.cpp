@@ -36,15 +36,19 @@ CompareResult compare_runs(const RunRecord& baseline, const RunRecord& current, 
       Stage stage;
       double p;
     };
-    for (const Metric& m : {Metric{CompareMetric::p50_preprocessing, Stage::preprocessing, 50},
-                            Metric{CompareMetric::p95_e2e, Stage::e2e, 95}, Metric{CompareMetric::p95_encode, Stage::encode, 95}}) {
+    for (const Metric& m :
+         {Metric{CompareMetric::p50_preprocessing, Stage::preprocessing, 50},
+          Metric{CompareMetric::p95_e2e, Stage::e2e, 95}, Metric{CompareMetric::p95_encode, Stage::encode, 95}}) {
       auto xb = b.samples(m.stage), xc = c.samples(m.stage);
       if (xb.empty() || xc.empty()) continue;
       double p = m.p;
-      Interval ch = bootstrap_pair(xb, xc, [p](std::span<const double> x, std::span<const double> y) {
-        double bx = percentile(x, p);
-        return bx > 0 ? percentile(y, p) / bx - 1.0 : 0.0;
-      }, bo);
+      Interval ch = bootstrap_pair(
+          xb, xc,
+          [p](std::span<const double> x, std::span<const double> y) {
+            double bx = percentile(x, p);
+            return bx > 0 ? percentile(y, p) / bx - 1.0 : 0.0;
+          },
+          bo);
       bool reg = m.metric != CompareMetric::p50_preprocessing && ch.point > options.threshold && ch.lo > 0;
       change.regression = change.regression || reg;
       change.metrics.push_back({m.metric, percentile(xb, p), percentile(xc, p), ch, reg});

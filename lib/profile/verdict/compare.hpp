@@ -20,8 +20,8 @@ namespace refenc::profile {
 /// How `compare_runs` judges a change.
 struct CompareOptions {
   double threshold = 0.10;  ///< Relative change beyond which a significant change is a regression.
-  int resamples = 2000;      ///< Bootstrap resamples per metric.
-  std::uint64_t seed = 1;    ///< Seeds every metric's bootstrap (the same seed for each).
+  int resamples = 2000;     ///< Bootstrap resamples per metric.
+  std::uint64_t seed = 1;   ///< Seeds every metric's bootstrap (the same seed for each).
 };
 
 /// Compares `current` against `baseline`, group by group.

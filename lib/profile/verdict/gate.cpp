@@ -38,7 +38,8 @@ bool batched_more_than_one(const CellGroup& g) {
   return false;
 }
 
-LevelResult judge_level(const std::string& model, int c, const CellGroup& a, const CellGroup& b, const GateOptions& options) {
+LevelResult judge_level(const std::string& model, int c, const CellGroup& a, const CellGroup& b,
+                        const GateOptions& options) {
   const GateSpec& spec = options.spec;
   LevelResult l;
   l.concurrency = c;
@@ -48,42 +49,50 @@ LevelResult judge_level(const std::string& model, int c, const CellGroup& a, con
   l.shares_m4a = {share(Stage::preprocessing), share(Stage::encode), share(Stage::synthesis_end), share(Stage::queue)};
   double top_share = l.shares_m4a.encode;
   l.top_stage = Stage::encode;
-  if (l.shares_m4a.preprocessing > top_share) l.top_stage = Stage::preprocessing, top_share = l.shares_m4a.preprocessing;
+  if (l.shares_m4a.preprocessing > top_share)
+    l.top_stage = Stage::preprocessing, top_share = l.shares_m4a.preprocessing;
   if (l.shares_m4a.synthesis > top_share) l.top_stage = Stage::synthesis_end, top_share = l.shares_m4a.synthesis;
   BootstrapOptions bo{spec.bootstrap_resamples,
-                      options.seed ^ stable_hash(model) ^ (static_cast<std::uint64_t>(c) * 0x9E3779B97F4A7C15ULL), spec.confidence};
-  const Interval& lat = l.p95_e2e_reduction = bootstrap_pair(e2e_a, e2e_b, [](std::span<const double> x, std::span<const double> y) {
-    return 1.0 - percentile(y, 95) / percentile(x, 95);
-  }, bo);
+                      options.seed ^ stable_hash(model) ^ (static_cast<std::uint64_t>(c) * 0x9E3779B97F4A7C15ULL),
+                      spec.confidence};
+  const Interval& lat = l.p95_e2e_reduction = bootstrap_pair(
+      e2e_a, e2e_b,
+      [](std::span<const double> x, std::span<const double> y) { return 1.0 - percentile(y, 95) / percentile(x, 95); },
+      bo);
   ThroughputPool pa = a.throughput_pool(), pb = b.throughput_pool();
   const Interval& tput = l.throughput_gain = throughput_change(pa, pb, bo);
   l.m4a = {pa.ok, percentile(e2e_a, 95), pa.throughput()};
   l.m4b = {pb.ok, percentile(e2e_b, 95), pb.throughput()};
   if (l.top_stage != Stage::encode) {
     l.outcome = Verdict::no_go;
-    l.reason = fmt::format("c{}: reference encode is not the top stage of cold M4a E2E ({} is: {:.0f}% vs encode {:.0f}%)", c,
-                           l.top_stage == Stage::synthesis_end ? "synthesis" : "preprocessing", 100 * top_share,
-                           100 * l.shares_m4a.encode);
+    l.reason =
+        fmt::format("c{}: reference encode is not the top stage of cold M4a E2E ({} is: {:.0f}% vs encode {:.0f}%)", c,
+                    l.top_stage == Stage::synthesis_end ? "synthesis" : "preprocessing", 100 * top_share,
+                    100 * l.shares_m4a.encode);
   } else if ((lat.lo >= spec.latency_reduction || tput.lo >= spec.throughput_gain) && !batched_more_than_one(b)) {
     l.outcome = Verdict::inconclusive;
-    l.reason = fmt::format("c{}: M4b clears a threshold (p95 reduction {:.1f}% [{:.1f}, {:.1f}], throughput gain {:.1f}% "
-                           "[{:.1f}, {:.1f}]) but no M4b batch held more than one request: the difference is how "
-                           "many encodes run at once, not batching", c, 100 * lat.point, 100 * lat.lo, 100 * lat.hi,
-                           100 * tput.point, 100 * tput.lo, 100 * tput.hi);
+    l.reason = fmt::format(
+        "c{}: M4b clears a threshold (p95 reduction {:.1f}% [{:.1f}, {:.1f}], throughput gain {:.1f}% "
+        "[{:.1f}, {:.1f}]) but no M4b batch held more than one request: the difference is how "
+        "many encodes run at once, not batching",
+        c, 100 * lat.point, 100 * lat.lo, 100 * lat.hi, 100 * tput.point, 100 * tput.lo, 100 * tput.hi);
   } else if (lat.lo >= spec.latency_reduction || tput.lo >= spec.throughput_gain) {
     l.outcome = Verdict::go;
-    l.reason = fmt::format("c{}: M4b p95 E2E reduction {:.1f}% [{:.1f}, {:.1f}], throughput gain {:.1f}% [{:.1f}, {:.1f}]: "
-                           "an interval's lower bound clears its threshold", c, 100 * lat.point, 100 * lat.lo,
-                           100 * lat.hi, 100 * tput.point, 100 * tput.lo, 100 * tput.hi);
+    l.reason = fmt::format(
+        "c{}: M4b p95 E2E reduction {:.1f}% [{:.1f}, {:.1f}], throughput gain {:.1f}% [{:.1f}, {:.1f}]: "
+        "an interval's lower bound clears its threshold",
+        c, 100 * lat.point, 100 * lat.lo, 100 * lat.hi, 100 * tput.point, 100 * tput.lo, 100 * tput.hi);
   } else if (lat.point >= spec.latency_reduction || tput.point >= spec.throughput_gain) {
     l.outcome = Verdict::inconclusive;
-    l.reason = fmt::format("c{}: point estimate clears a threshold but no lower bound does (p95 reduction {:.1f}% [{:.1f}, {:.1f}], "
-                           "throughput gain {:.1f}% [{:.1f}, {:.1f}])", c, 100 * lat.point, 100 * lat.lo, 100 * lat.hi,
-                           100 * tput.point, 100 * tput.lo, 100 * tput.hi);
+    l.reason = fmt::format(
+        "c{}: point estimate clears a threshold but no lower bound does (p95 reduction {:.1f}% [{:.1f}, {:.1f}], "
+        "throughput gain {:.1f}% [{:.1f}, {:.1f}])",
+        c, 100 * lat.point, 100 * lat.lo, 100 * lat.hi, 100 * tput.point, 100 * tput.lo, 100 * tput.hi);
   } else {
     l.outcome = Verdict::no_go;
-    l.reason = fmt::format("c{}: M4b gives {:.1f}% lower p95 E2E (needs {:.0f}%) and {:.1f}% more throughput (needs {:.0f}%)",
-                           c, 100 * lat.point, 100 * spec.latency_reduction, 100 * tput.point, 100 * spec.throughput_gain);
+    l.reason =
+        fmt::format("c{}: M4b gives {:.1f}% lower p95 E2E (needs {:.0f}%) and {:.1f}% more throughput (needs {:.0f}%)",
+                    c, 100 * lat.point, 100 * spec.latency_reduction, 100 * tput.point, 100 * spec.throughput_gain);
   }
   return l;
 }
@@ -109,8 +118,10 @@ std::pair<Verdict, std::string> judge_parity(const RunRecord& run, const std::st
     total.mismatched_codes += p.mismatched_codes;
     total.max_abs_diff = std::max(total.max_abs_diff, p.max_abs_diff);
     total.tolerance = p.tolerance;
-    if (!p.holds()) bad.push_back(c.key.id());
-    else if (p.checked == 0 && p.batched > 0) unchecked.push_back(c.key.id());
+    if (!p.holds())
+      bad.push_back(c.key.id());
+    else if (p.checked == 0 && p.batched > 0)
+      unchecked.push_back(c.key.id());
   }
   if (!bad.empty())
     return {Verdict::no_go,
@@ -122,9 +133,10 @@ std::pair<Verdict, std::string> judge_parity(const RunRecord& run, const std::st
   if (!unchecked.empty())
     return {Verdict::inconclusive, fmt::format("parity not checked for batched requests in {}", join(unchecked, ", "))};
   if (total.checked == 0) return {Verdict::go, "parity: no batched artifact to check"};
-  return {Verdict::go, fmt::format("parity holds: {} checked batched artifacts ({} identical, {} within tolerance {:.3g}; "
-                                   "max abs diff {:.3g})", total.checked, total.identical, total.within_tolerance,
-                                   total.tolerance, total.max_abs_diff)};
+  return {Verdict::go,
+          fmt::format("parity holds: {} checked batched artifacts ({} identical, {} within tolerance {:.3g}; "
+                      "max abs diff {:.3g})",
+                      total.checked, total.identical, total.within_tolerance, total.tolerance, total.max_abs_diff)};
 }
 
 }  // namespace
@@ -153,7 +165,8 @@ GateReport evaluate_gate(const RunRecord& run, const GateOptions& options) {
     for (int c : levels)
       for (Arm arm : {Arm::m4a, Arm::m4b})
         if (!group(arm, c))
-          missing.push_back(fmt::format("{} at concurrency {} ({})", to_string(arm), c, GroupKey{m.name, arm, Phase::cold, c}.label()));
+          missing.push_back(fmt::format("{} at concurrency {} ({})", to_string(arm), c,
+                                        GroupKey{m.name, arm, Phase::cold, c}.label()));
     if (levels.empty()) missing.push_back("cold-phase cells (m4a and m4b)");
     if (!missing.empty()) {
       out.verdict = Verdict::missing_arm;
@@ -168,14 +181,18 @@ GateReport evaluate_gate(const RunRecord& run, const GateOptions& options) {
       LevelResult l = judge_level(m.name, c, *group(Arm::m4a, c), *group(Arm::m4b, c), options);
       reasons.push_back(l.reason);
       // Worst over levels: NO-GO < INCONCLUSIVE < GO.
-      if (l.outcome == Verdict::no_go) out.verdict = Verdict::no_go;
-      else if (l.outcome == Verdict::inconclusive && out.verdict == Verdict::go) out.verdict = Verdict::inconclusive;
+      if (l.outcome == Verdict::no_go)
+        out.verdict = Verdict::no_go;
+      else if (l.outcome == Verdict::inconclusive && out.verdict == Verdict::go)
+        out.verdict = Verdict::inconclusive;
       out.levels.push_back(std::move(l));
     }
     auto [parity_verdict, parity_line] = judge_parity(run, m.name);
     out.parity = parity_line;
-    if (parity_verdict == Verdict::no_go) out.verdict = Verdict::no_go;
-    else if (parity_verdict == Verdict::inconclusive && out.verdict == Verdict::go) out.verdict = Verdict::inconclusive;
+    if (parity_verdict == Verdict::no_go)
+      out.verdict = Verdict::no_go;
+    else if (parity_verdict == Verdict::inconclusive && out.verdict == Verdict::go)
+      out.verdict = Verdict::inconclusive;
     if (parity_verdict != Verdict::go) reasons.insert(reasons.begin(), parity_line);
     out.reason = join(reasons, "; ");
     if (verdict_rank(out.verdict) > verdict_rank(worst)) worst = out.verdict;
