@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "profile/render/capacity_text.hpp"
+
 namespace refenc::profile {
 
 std::string summary_table(const RunRecord& run) {
@@ -24,6 +26,7 @@ std::string summary_table(const RunRecord& run) {
                       c.throughput_rps, n > 0 ? 100.0 * hits / n : 0.0);
   }
   os << "(latencies in ms; preprocessing and encode measured, synthesis modelled; hit% = hit + disk_hit + merged)\n";
+  os << capacity_table(run);
   return os.str();
 }
 
@@ -119,6 +122,7 @@ std::string format_gate(const GateReport& gate) {
       os << "      " << m.reason << '\n';
     }
     if (!m.parity.empty()) os << "      " << m.parity << '\n';
+    if (m.capacity) os << fmt::format("      capacity {:<12} {}\n", to_string(m.capacity->outcome), m.capacity->reason);
   }
   os << "  exit code " << gate.exit_code << '\n';
   return os.str();

@@ -18,6 +18,7 @@
 #include "core/batch_coalescer.hpp"
 #include "profile/record/labels.hpp"
 #include "profile/record/workload_specs.hpp"
+#include "profile/run/capacity_spec.hpp"
 
 namespace refenc::profile {
 
@@ -101,6 +102,8 @@ struct Manifest {
   GateSpec gate;
   CacheSpec cache;
   nlohmann::json raw;  ///< The manifest as parsed (kept in the report).
+
+  std::optional<CapacitySpec> capacity;  ///< Open-loop rate sweeps per arm (cold phase), when asked for.
 
   /// Measured references needed: the largest `distinct` of any phase.
   int measured_references() const;
