@@ -18,6 +18,7 @@
 #include "profile/render/svg_chart.hpp"
 #include "profile/render/text_report.hpp"
 #include "profile/render/capacity_text.hpp"
+#include "profile/render/reuse_text.hpp"
 #include "profile/run/capacity_sweep.hpp"
 #include "profile/run/cell_metrics.hpp"
 #include "profile/run/device_queue.hpp"
@@ -194,6 +195,7 @@ TEST_CASE("header examples: record, verdict and render") {
     events.push_back(TraceEvent::metadata("process_name", 1, 0, "cell fish-s2-pro/m4a/cold/c8/r0"));
     TraceEvent e{.name = "encode", .category = "measured", .ts_us = 10, .dur_us = 250, .pid = 1, .tid = 1};
     e.batch_size = 4;
+    e.batch_id = 17;
     events.push_back(e);
     std::string file = trace_events_json(events).dump();  // {"traceEvents": [...], ...}
     CHECK(file.find("\"ph\":\"X\"") != std::string::npos);
@@ -406,4 +408,11 @@ TEST_CASE("header examples: capacity") {
     }
   };
   (void)examples;
+}
+
+TEST_CASE("header examples: reuse") {
+  RunRecord run;
+  // render/reuse_text.hpp
+  std::string md = reuse_table(run);  // summary_markdown includes it
+  CHECK(md.empty());
 }

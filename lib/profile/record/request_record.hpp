@@ -33,6 +33,8 @@ struct RequestRecord {
   int batch_size = 0;
   double batch_padding = 0;  ///< Padded fraction of its batch (M4b), 0 when not batched.
   std::string error;         ///< Set when failed.
+  /// Its batch's id within the cell (from 1; equal ids: one encode call), 0 when not batched.
+  std::uint64_t batch_id = 0;
   /// Parity of its batched artifact with a single encode of the same request (M4b): "" = not
   /// checked, else identical, within_tolerance, mismatched or error (see ParitySummary).
   std::string parity;

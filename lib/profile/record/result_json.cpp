@@ -225,6 +225,7 @@ json to_json(const RequestRecord& r) {
          {"outcome", r.outcome},
          {"batch_size", r.batch_size}};
   if (r.batch_size > 0) j["batch_padding"] = r.batch_padding;
+  if (r.batch_id > 0) j["batch_id"] = r.batch_id;
   if (!r.error.empty()) j["error"] = r.error;
   if (!r.parity.empty()) {
     j["parity"] = {
@@ -259,6 +260,7 @@ std::pair<std::string, RequestRecord> request_from_json(const json& j, const std
   r.outcome = in.str(j, "", "outcome", "", true);
   r.batch_size = static_cast<int>(in.integer(j, "", "batch_size"));
   r.batch_padding = in.num(j, "", "batch_padding");
+  r.batch_id = static_cast<std::uint64_t>(in.integer(j, "", "batch_id"));
   r.error = in.str(j, "", "error");
   if (const json* p = in.find(j, "parity")) {
     r.parity = in.str(*p, "parity", "status", "", true);

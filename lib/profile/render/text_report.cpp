@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "profile/render/capacity_text.hpp"
+#include "profile/render/reuse_text.hpp"
 
 namespace refenc::profile {
 
@@ -96,6 +97,7 @@ std::string summary_markdown(const RunRecord& run) {
       any = true;
       os << "- " << c.key.id() << ": " << w << "\n";
     }
+  os << reuse_table(run);
   if (run.gate) os << "\n```\n" << format_gate(*run.gate) << "```\n";
   return os.str();
 }
