@@ -1,17 +1,23 @@
 // M4b against its cost model: a synthetic device whose batch call costs FIXED + PER_ITEM * n and runs
-// one call at a time (as a GPU stream would); encode_one is a batch of one. Closed loop, every request
-// a distinct key (the cold-cache case), concurrency 8 and 16, max_batch_size 1/4/8, a few waits.
+// one call at a time (as a GPU stream would; lib/profile's DeviceQueue, sleeping on the device's own
+// timeline); encode_one is a batch of one. Closed loop, every request a distinct key (the cold-cache
+// case), concurrency 8 and 16, max_batch_size 1/4/8, a few waits.
 //
 //   build/release/bench/bench_batching [--fixed-ms 20] [--per-item-ms 2] [--seconds 2]
+//   build/release/bench/bench_batching --capacity workloads/capacity-synthetic.json [--out DIR]
 //
 // Prediction for full batches of b (b <= concurrency C): a device cycle takes FIXED + PER_ITEM*b and
 // serves b requests, so throughput = b / (FIXED + PER_ITEM*b) and latency = ceil(C/b) cycles. The
 // table also gives the prediction at the batch size actually measured.
+//
+// --capacity profiles the manifest on the same synthetic device (lib/profile's synthetic_device.hpp):
+// its open-loop rate sweeps search each arm's capacity at the SLO, which is compared with the analytic
+// knee b / (FIXED + PER_ITEM*b) for b = the arm's max_batch_size (1 for M4a); exit 1 when an arm is
+// more than 5% off. The run folder (report.json, requests.jsonl, report.html) goes to --out.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
 #include <latch>
 #include <mutex>
@@ -20,6 +26,12 @@
 #include <vector>
 
 #include "core/reference_encode_service.hpp"
+#include "profile/render/html_report.hpp"
+#include "profile/render/text_report.hpp"
+#include "profile/run/device_queue.hpp"
+#include "profile/run/manifest.hpp"
+#include "profile/run/profiler.hpp"
+#include "profile/run/synthetic_device.hpp"
 
 namespace {
 
@@ -28,21 +40,12 @@ using ms = std::chrono::duration<double, std::milli>;
 
 struct DeviceHook : refenc::ReferenceEncodeHook<long, long, long> {
   double fixed_ms, per_item_ms;
-  // One call on the device at a time, served first come first served (a ticket lock), as a GPU
-  // stream would run submitted work in order.
-  std::mutex m;
-  std::condition_variable cv;
-  unsigned long next_ticket = 0, serving = 0;
+  // One call on the device at a time, served first come first served, as a GPU stream would run
+  // submitted work in order.
+  refenc::profile::DeviceQueue device{1};
   DeviceHook(double f, double p) : fixed_ms(f), per_item_ms(p) {}
   void run(std::size_t n) {
-    std::unique_lock lock(m);
-    const unsigned long ticket = next_ticket++;
-    cv.wait(lock, [&] { return serving == ticket; });
-    lock.unlock();
-    std::this_thread::sleep_for(ms(fixed_ms + per_item_ms * double(n)));
-    lock.lock();
-    ++serving;
-    cv.notify_all();
+    device.run(std::chrono::duration_cast<Clock::duration>(ms(fixed_ms + per_item_ms * double(n))));
   }
   std::optional<refenc::ReferenceEncodeKey> cache_key(const long& k) override {
     return refenc::ReferenceEncodeKey{"synthetic", "1", "device", "cfg", "codes", std::to_string(k), ""};
@@ -114,13 +117,58 @@ double predict_latency(double fixed, double per_item, int c, double b) {
 
 }  // namespace
 
+/// Profiles `manifest` on the synthetic device and compares each arm's capacity with the analytic knee.
+int capacity_check(const std::string& manifest_path, const std::string& out, double fixed, double per_item) {
+  using namespace refenc::profile;
+  Manifest m = load_manifest(manifest_path);
+  if (!m.capacity) {
+    std::fprintf(stderr, "bench_batching: error: %s: no capacity block\n", manifest_path.c_str());
+    return 2;
+  }
+  SyntheticDeviceCost cost{.fixed_ms = fixed, .per_item_ms = per_item};
+  ProfileResult r = run_profile(m, synthetic_device_factory(cost), {.out_dir = out, .progress = true});
+  write_html_report(r.dir);
+  std::printf("%s", summary_table(r.run).c_str());
+  std::printf("%s", format_gate(*r.run.gate).c_str());
+  std::printf("\nsynthetic device: %.0f ms + %.0f ms/item, one call at a time; SLO p95 TTFA <= %g ms, %s arrivals\n",
+              fixed, per_item, m.capacity->slo.ttfa_ms, r.run.capacity->arrivals.c_str());
+  std::printf("%-5s %5s | %12s | %28s | %7s | %5s\n", "arm", "batch", "knee req/s", "capacity req/s [95% CI]", "error",
+              "steps");
+  int worst = 0;
+  for (const CapacitySweep& s : r.run.capacity->sweeps) {
+    int batch = 1;
+    for (const ArmSpec& a : m.arms)
+      if (a.arm == s.arm) batch = a.max_batch_size;
+    double knee = synthetic_knee_rps(cost, batch), cap = s.capacity_rps.point;
+    double err = (cap - knee) / knee;
+    bool ok = std::abs(err) <= 0.05 && !s.censored;
+    if (!ok) worst = 1;
+    std::printf("%-5s %5d | %12.2f | %8.2f [%7.2f, %7.2f]%s | %+6.1f%% | %5zu %s\n",
+                std::string(to_string(s.arm)).c_str(), batch, knee, cap, s.capacity_rps.lo, s.capacity_rps.hi,
+                s.censored ? " (>=)" : "     ", 100 * err, s.steps.size(), ok ? "within 5%" : "OFF BY MORE THAN 5%");
+  }
+  std::printf("run folder: %s\n", r.dir.c_str());
+  return worst;
+}
+
 int main(int argc, char** argv) {
   double fixed = 20, per_item = 2, seconds = 2;
+  std::string capacity, out;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--fixed-ms") fixed = std::atof(argv[i + 1]);
     if (a == "--per-item-ms") per_item = std::atof(argv[i + 1]);
     if (a == "--seconds") seconds = std::atof(argv[i + 1]);
+    if (a == "--capacity") capacity = argv[i + 1];
+    if (a == "--out") out = argv[i + 1];
+  }
+  if (!capacity.empty()) {
+    try {
+      return capacity_check(capacity, out.empty() ? "runs/capacity-synthetic" : out, fixed, per_item);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "bench_batching: error: %s\n", e.what());
+      return 2;
+    }
   }
   std::printf(
       "synthetic device: %.0f ms + %.0f ms/item, one call at a time; closed loop, distinct keys; %.1f s per row\n",

@@ -102,9 +102,11 @@ class BatchCoalescer {
   /// artifact, or no value when its batch failed (the caller then encodes it alone). Throws
   /// Error(closed) when the coalescer is closed before the item is taken into a batch, and
   /// Error(cancelled) when `stop` is signalled before then (the item leaves the queue).
-  /// `padding`, when given, receives the padded fraction of the item's batch.
+  /// `padding`, when given, receives the padded fraction of the item's batch, and `batch_id` its id:
+  /// batches are numbered from 1 in the order this coalescer takes them, so requests that share an id
+  /// were encoded by one call.
   std::optional<ArtifactT> submit(const InputT& item, int* batch_size = nullptr, std::stop_token stop = {},
-                                  double* padding = nullptr) {
+                                  double* padding = nullptr, std::uint64_t* batch_id = nullptr) {
     Slot slot;
     slot.item = &item;
     if (length_) slot.length = length_(item);
@@ -125,6 +127,7 @@ class BatchCoalescer {
     if (slot.closed) throw Error(ErrorKind::closed, "service closed while the request waited for a batch");
     if (batch_size) *batch_size = slot.batch_size;
     if (padding) *padding = slot.padding;
+    if (batch_id) *batch_id = slot.batch_id;
     return std::move(slot.result);
   }
 
@@ -165,6 +168,7 @@ class BatchCoalescer {
     std::size_t length = 0;
     int batch_size = 0;
     double padding = 0;
+    std::uint64_t batch_id = 0;
     std::optional<ArtifactT> result;
   };
 
@@ -206,6 +210,7 @@ class BatchCoalescer {
       if (queue_.empty()) continue;  // every item waiting left on a stop request, or another worker took them
       std::vector<Slot*> slots = take_batch();
       const std::size_t n = slots.size();
+      const std::uint64_t batch_id = ++next_batch_id_;
       if (!queue_.empty()) work_cv_.notify_one();  // what this batch left behind may make another
       lock.unlock();
 
@@ -239,6 +244,7 @@ class BatchCoalescer {
       for (std::size_t i = 0; i < n; ++i) {
         slots[i]->batch_size = static_cast<int>(n);
         slots[i]->padding = padding;
+        slots[i]->batch_id = batch_id;
         if (ok) slots[i]->result.emplace(std::move(out[i]));
         slots[i]->done = true;
       }
@@ -256,6 +262,7 @@ class BatchCoalescer {
   std::condition_variable_any done_cv_;  // _any: waits can end on a stop token
   std::deque<Slot*> queue_;
   bool closed_ = false;
+  std::uint64_t next_batch_id_ = 0;  ///< Ids of the batches taken so far.
   Stats stats_;
   std::vector<std::thread> workers_;
 };

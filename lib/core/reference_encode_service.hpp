@@ -510,10 +510,11 @@ class ReferenceEncodeService {
     if (batcher_) {
       int batch_size = 0;
       double padding = 0;
-      std::optional<ArtifactT> out = batcher_->submit(input, &batch_size, ctx.stop_token(), &padding);
+      std::uint64_t batch_id = 0;
+      std::optional<ArtifactT> out = batcher_->submit(input, &batch_size, ctx.stop_token(), &padding, &batch_id);
       if (out) {
         if (batched) *batched = true;
-        if (trace) trace->batch_size = batch_size, trace->batch_padding = padding;
+        if (trace) trace->batch_size = batch_size, trace->batch_padding = padding, trace->batch_id = batch_id;
         mark(trace, &RequestTrace::encode_end);
         return std::move(*out);
       }

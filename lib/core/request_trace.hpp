@@ -42,6 +42,7 @@ struct RequestTrace {
   Clock::time_point end;                  ///< get_or_encode returned or threw.
   int batch_size = 0;                     ///< Size of the batch that encoded it (M4b), 0 when not batched.
   double batch_padding = 0;               ///< Padded fraction of that batch (BatchCoalescer), 0 when not batched.
+  std::uint64_t batch_id = 0;             ///< That batch's id in its service (from 1), 0 when not batched.
   std::size_t stored_bytes = 0;           ///< The hook's stored_bytes of the artifact served (0: none).
   bool timed_out = false;                 ///< Gave up waiting: the follower timeout or the caller's deadline.
   bool cancelled = false;                 ///< Gave up on the caller's stop request.

@@ -100,6 +100,10 @@ b = json.loads(json.dumps(m)); b["references"]["clips"] = ["nowhere.flac"]
 json.dump(b, open(work + "/missing-clip.json", "w"))
 c = json.loads(json.dumps(m)); c["models"][1]["encoder"]["scale"] = "huge"
 json.dump(c, open(work + "/bad-scale.json", "w"))
+d = json.loads(json.dumps(m)); d["capacity"] = {"slo": {"ttfa_ms": 500, "e2e_ms": 2000}, "rates": [4, 0]}
+json.dump(d, open(work + "/bad-rate.json", "w"))
+e = json.loads(json.dumps(m)); e["capacity"] = {"slo": {"ttfa_ms": -1, "e2e_ms": 2000}, "rates": "auto"}
+json.dump(e, open(work + "/bad-slo.json", "w"))
 PY
 expect 2 "manifest: truncated JSON" profile "$work/truncated.json" --out "$work/run1"
 expect 2 "manifest: not an object" profile "$work/array.json" --out "$work/run2"
@@ -109,6 +113,8 @@ expect 2 "manifest: unknown model" profile "$work/unknown-model.json" --out "$wo
 expect 2 "manifest: missing clip" profile "$work/missing-clip.json" --out "$work/run6"
 expect 2 "manifest: unknown scale" profile "$work/bad-scale.json" --out "$work/run8"
 expect 2 "manifest: missing file" profile "$work/absent.json" --out "$work/run7"
+expect 2 "manifest: capacity rate 0" profile "$work/bad-rate.json" --out "$work/run9"
+expect 2 "manifest: capacity SLO < 0" profile "$work/bad-slo.json" --out "$work/run10"
 expect 2 "gate: not a report" gate "$work/array.json"
 
 # A run that lost a profiled concurrency level of an eligible model: MISSING_ARM (exit 12) naming the

@@ -54,6 +54,29 @@ TEST_CASE("batching: distinct keys coalesce into one batch; each caller gets its
   CHECK(hook->total_encodes() == 0);  // no encode_one at all
 }
 
+TEST_CASE("batching: each request's trace names its batch, numbered from 1 in the order taken") {
+  auto hook = std::make_shared<BatchHook>();
+  Service s(hook, {.max_batch_size = 4, .max_batch_wait = 1h});  // fires only when 4 are queued
+  std::vector<RequestTrace> traces(8);
+  for (int round = 0; round < 2; ++round) {
+    std::vector<std::future<Artifact>> f;
+    for (int k = 0; k < 4; ++k) {
+      const int i = round * 4 + k;
+      f.push_back(std::async(std::launch::async,
+                             [&s, &traces, i] { return s.get_or_encode(Req{.key = i + 1}, "", &traces[i]); }));
+    }
+    for (auto& x : f) x.get();
+  }
+  for (int i = 0; i < 8; ++i) {
+    CHECK(traces[i].batch_size == 4);
+    CHECK(traces[i].batch_id == std::uint64_t(i / 4 + 1));
+  }
+  RequestTrace single;
+  Service plain(hook);
+  plain.get_or_encode(Req{.key = 99}, "", &single);
+  CHECK(single.batch_id == 0);
+}
+
 TEST_CASE("batching: the size cap holds") {
   auto hook = std::make_shared<BatchHook>();
   Service s(hook, {.max_batch_size = 3, .max_batch_wait = 1h});

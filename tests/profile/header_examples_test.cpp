@@ -18,7 +18,13 @@
 #include "profile/render/svg_chart.hpp"
 #include "profile/render/shared_tier_text.hpp"
 #include "profile/render/text_report.hpp"
+#include "profile/render/capacity_text.hpp"
+#include "profile/render/reuse_text.hpp"
+#include "profile/run/capacity_sweep.hpp"
 #include "profile/run/cell_metrics.hpp"
+#include "profile/run/device_queue.hpp"
+#include "profile/run/synthetic_device.hpp"
+#include "profile/verdict/capacity_gate.hpp"
 #include "profile/run/gpu_probe.hpp"
 #include "profile/run/profiler.hpp"
 #include "profile/run/reference_schedule.hpp"
@@ -192,6 +198,7 @@ TEST_CASE("header examples: record, verdict and render") {
     events.push_back(TraceEvent::metadata("process_name", 1, 0, "cell fish-s2-pro/m4a/cold/c8/r0"));
     TraceEvent e{.name = "encode", .category = "measured", .ts_us = 10, .dur_us = 250, .pid = 1, .tid = 1};
     e.batch_size = 4;
+    e.batch_id = 17;
     events.push_back(e);
     std::string file = trace_events_json(events).dump();  // {"traceEvents": [...], ...}
     CHECK(file.find("\"ph\":\"X\"") != std::string::npos);
@@ -360,4 +367,77 @@ TEST_CASE("header examples: run") {
     CHECK(fresh == 10);
     CHECK(std::count_if(refs.begin(), refs.end(), [](std::size_t i) { return i >= 22; }) == 10);
   }
+}
+
+TEST_CASE("header examples: capacity") {
+  std::ostringstream cout;
+  {
+    // stats/capacity.hpp
+    std::vector<SweepStep> steps{{10, {0.1, 0.2, 0.3}}, {20, {0.2, 0.4, 0.9}}};
+    double cap = capacity_at_slo(steps, 0.5);  // 10: 20 req/s misses a 500 ms p95
+    Interval ci = capacity_interval(steps, 0.5, {.resamples = 2000, .seed = 7});
+    std::optional<double> next = next_search_rate(to_points(steps, 0.5), RateSearch{});  // 15
+    CHECK(cap == 10);
+    CHECK(ci.lo <= ci.hi);
+    CHECK(next == 15);
+  }
+  {
+    // run/capacity_spec.hpp
+    CapacitySpec c = parse_capacity(nlohmann::json::parse(R"({"slo": {"ttfa_ms": 800, "e2e_ms": 4000},
+                                    "rates": [2, 4, 8]})"),
+                                    "x.json", /*largest_concurrency=*/16);
+    bool searched = c.rates.empty();  // false: the three rates are run as listed, ascending
+    CHECK_FALSE(searched);
+  }
+  {
+    // run/device_queue.hpp
+    DeviceQueue gpu(/*streams=*/1);
+    DeviceQueue::Call c = gpu.run(std::chrono::milliseconds(22));  // sleeps until c.end
+    double waited_ms = std::chrono::duration<double, std::milli>(c.start - c.submitted).count();
+    CHECK(waited_ms == 0);
+  }
+  auto examples = [&] {
+    {
+      // run/synthetic_device.hpp
+      SyntheticDeviceCost cost{.fixed_ms = 20, .per_item_ms = 2};
+      BackendFactory factory = synthetic_device_factory(cost);
+      ProfileResult r = run_profile(load_manifest("workloads/capacity-synthetic.json"), factory, {.out_dir = "runs/x"});
+      double knee = synthetic_knee_rps(cost, /*batch=*/8);  // 222.2 req/s
+      (void)knee;
+      // record/capacity_record.hpp
+      RunRecord run = r.run;
+      const CapacityReport& cap = *run.capacity;
+      for (const CapacitySweep& s : cap.sweeps)
+        std::cout << s.id() << ": " << s.capacity_rps.point << " req/s at p95 TTFA <= " << cap.slo.ttfa_ms << " ms\n";
+      const auto& first = run.requests.at(cap.sweeps[0].step_id(0));  // run_record.hpp: its requests
+      (void)first;
+      // verdict/capacity_gate.hpp
+      std::vector<SweepStep> steps = sweep_steps(run, run.capacity->sweeps[0]);
+      std::optional<CapacityResult> c = judge_capacity(run, "fish-s2-pro", run.gate_options());
+      Verdict v = combine_capacity(Verdict::no_go, /*have_levels=*/true, *c);
+      (void)v;
+      // render/capacity_text.hpp
+      std::cout << summary_table(run) << capacity_table(run);  // text_report.hpp prints both
+    }
+    {
+      // run/capacity_sweep.hpp
+      Manifest manifest = load_manifest("workloads/capacity-synthetic.json");
+      const ModelSpec& spec = manifest.models[0];
+      auto backend = synthetic_device_factory({})(spec);
+      std::vector<ArmSpec> arms = manifest.arms;
+      std::vector<ReferenceItem> refs = make_reference_set(manifest.references, manifest.seed);
+      unsigned cores = 2;
+      RunRecord run;
+      SweepInputs in{manifest, spec, *backend, arms, refs, cores};
+      run_capacity_sweeps(in, run);  // appends run.capacity->sweeps and their requests
+    }
+  };
+  (void)examples;
+}
+
+TEST_CASE("header examples: reuse") {
+  RunRecord run;
+  // render/reuse_text.hpp
+  std::string md = reuse_table(run);  // summary_markdown includes it
+  CHECK(md.empty());
 }

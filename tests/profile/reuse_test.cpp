@@ -7,10 +7,14 @@
 #include <map>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "fake_backend.hpp"
 #include "profile/record/record_json.hpp"
 #include "profile/record/run_folder.hpp"
 #include "profile/record/schema_validator.hpp"
+#include "profile/render/html_report.hpp"
+#include "profile/render/reuse_text.hpp"
 #include "profile/run/manifest.hpp"
 #include "profile/run/profiler.hpp"
 #include "profile/run/reference_schedule.hpp"
@@ -168,6 +172,19 @@ TEST_CASE("a Zipf cell at concurrency 1 hits as its miss-ratio curve predicts, w
   CHECK(mrc.hit_ratio(450, m.cache.max_items) == r.predicted_hit_ratio);
   CHECK(mrc.distinct() == r.distinct);
   CHECK(validate_report_file(dir).empty());
+
+  // summary.md and the page give the hit ratio next to the curve's prediction.
+  std::ifstream md_in(dir + "/summary.md");
+  const std::string md((std::istreambuf_iterator<char>(md_in)), std::istreambuf_iterator<char>());
+  const std::string row = fmt::format("| {} | 800 | {} | {} | 450 | {:.1f}% | {:.1f}% |", cell.key.id(), r.distinct,
+                                      r.working_set_bytes, 100 * r.hit_ratio(), 100 * r.predicted_hit_ratio);
+  CHECK(md.find(row) != std::string::npos);
+  CHECK(reuse_table(run).find(row) != std::string::npos);
+  const std::string html = render_html_report(run, {});
+  CHECK(html.find("id=\"reuse\"") != std::string::npos);
+  CHECK(html.find(fmt::format("data-key=\"hit_ratio.{}\">{:.1f}%", cell.key.id(), 100 * r.hit_ratio())) !=
+        std::string::npos);
+  CHECK(html.find("miss-ratio curve (predicted)") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
 

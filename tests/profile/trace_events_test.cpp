@@ -142,3 +142,38 @@ TEST_CASE("report --trace: a trace-event file whose request events nest and sum 
   }
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("requests.jsonl and the trace file carry each batched encode's batch id, size and padding") {
+  const std::string dir = profile_dir();
+  RunRecord run = load_run_with_requests(dir);
+  std::size_t batched = 0;
+  for (const Cell& c : run.cells) {
+    INFO(c.key.id());
+    std::map<std::uint64_t, int> members, sizes;
+    for (const RequestRecord& r : run.requests_of(c.key)) {
+      if (r.batch_size == 0) {
+        CHECK(r.batch_id == 0);
+        continue;
+      }
+      ++batched;
+      CHECK(c.key.arm == Arm::m4b);
+      REQUIRE(r.batch_id > 0);
+      ++members[r.batch_id];
+      if (sizes.count(r.batch_id)) CHECK(sizes[r.batch_id] == r.batch_size);  // one batch, one size
+      sizes[r.batch_id] = r.batch_size;
+      CHECK(r.batch_padding >= 0);
+      CHECK(r.batch_padding < 1);
+    }
+    for (const auto& [id, n] : members) CHECK(n <= sizes[id]);
+  }
+  CHECK(batched > 0);
+  const json file = trace_events_json(request_timelines(run));
+  std::size_t with_id = 0;
+  for (const json& e : file["traceEvents"])
+    if (e["name"] == "encode" && e["args"].contains("batch_id")) {
+      ++with_id;
+      CHECK(e["args"]["batch_id"].get<std::uint64_t>() > 0);
+      CHECK(e["args"]["batch_size"].get<int>() >= 1);
+    }
+  CHECK(with_id == batched);
+}

@@ -7,9 +7,11 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "profile/record/capacity_record.hpp"
 #include "profile/record/labels.hpp"
 #include "profile/record/workload_specs.hpp"
 #include "profile/stats/bootstrap.hpp"
@@ -48,6 +50,8 @@ struct ModelVerdict {
   std::string reason;
   std::string parity;               ///< The parity condition as judged (empty when not evaluated).
   std::vector<LevelResult> levels;  ///< Empty for NOT_APPLICABLE and MISSING_ARM.
+
+  std::optional<CapacityResult> capacity;  ///< The capacity criterion, when the run swept rates.
 };
 
 /// The gate for a run.

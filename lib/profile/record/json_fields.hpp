@@ -65,4 +65,10 @@ GateReport gate_from_json(const JsonFields& in, const nlohmann::json& gate);
 nlohmann::json cell_to_json(const Cell& cell);
 Cell cell_from_json(const JsonFields& in, const nlohmann::json& cell, const std::string& where);
 
+/// The capacity block of report.json and the gate's capacity criterion, both ways (capacity_json.cpp).
+nlohmann::json capacity_to_json(const CapacityReport& capacity);
+CapacityReport capacity_from_json(const JsonFields& in, const nlohmann::json& capacity);
+nlohmann::json capacity_result_json(const CapacityResult& result);
+CapacityResult capacity_result_from_json(const JsonFields& in, const nlohmann::json& result, const std::string& where);
+
 }  // namespace refenc::profile

@@ -232,6 +232,7 @@ json to_json(const RunRecord& run) {
          {"skipped", skipped},
          {"wall_s", run.wall_s}};
   if (run.gate) j["gate"] = to_json(*run.gate);
+  if (run.capacity) j["capacity"] = capacity_to_json(*run.capacity);
   return j;
 }
 
@@ -260,6 +261,7 @@ RunRecord run_from_json(const json& report, const std::string& where) {
                            in.str(skipped[i], w, "reason")});
   }
   if (const json* g = in.find(report, "gate"); g && !g->is_null()) run.gate = gate_from_json(in, *g);
+  if (const json* c = in.find(report, "capacity")) run.capacity = capacity_from_json(in, *c);
   return run;
 }
 

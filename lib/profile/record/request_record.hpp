@@ -33,6 +33,8 @@ struct RequestRecord {
   int batch_size = 0;
   double batch_padding = 0;  ///< Padded fraction of its batch (M4b), 0 when not batched.
   std::string error;         ///< Set when failed.
+  /// Its batch's id within the cell (from 1; equal ids: one encode call), 0 when not batched.
+  std::uint64_t batch_id = 0;
   /// Parity of its batched artifact with a single encode of the same request (M4b): "" = not
   /// checked, else identical, within_tolerance, mismatched or error (see ParitySummary).
   std::string parity;
@@ -42,6 +44,8 @@ struct RequestRecord {
   std::string key;  ///< The cache key's digest (empty: uncacheable, failed before keying, or an old run).
   std::uint64_t stored_bytes = 0;  ///< Stored size of the artifact served (0 when none or unknown).
   int worker = -1;                 ///< The runner's worker (thread) that sent it, from 0; -1 when not recorded.
+  int rate_step = -1;              ///< Its step of a capacity sweep (CapacitySweep::steps index); -1: a cell's.
+  double rate_per_s = 0;           ///< That step's offered arrival rate (0 for a cell's request).
 
   bool ok() const { return outcome != "failed"; }
   /// The time of one stage, in seconds.

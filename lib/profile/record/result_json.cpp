@@ -76,6 +76,7 @@ json to_json(const GateReport& gate) {
       for (const LevelResult& l : m.levels) per.push_back(level_json(l));
       out["concurrency"] = per;
     }
+    if (m.capacity) out["capacity"] = capacity_result_json(*m.capacity);
     models.push_back(out);
   }
   const GateSpec& s = gate.options.spec;
@@ -120,6 +121,8 @@ GateReport gate_from_json(const JsonFields& in, const json& j) {
     const json& per = in.arr(mj, wm, "concurrency");
     for (std::size_t k = 0; k < per.size(); ++k)
       m.levels.push_back(read_level(in, per[k], JsonFields::idx(JsonFields::key(wm, "concurrency"), k)));
+    if (const json* c = in.find(mj, "capacity"))
+      m.capacity = capacity_result_from_json(in, *c, JsonFields::key(wm, "capacity"));
     g.models.push_back(std::move(m));
   }
   return g;
@@ -222,6 +225,7 @@ json to_json(const RequestRecord& r) {
          {"outcome", r.outcome},
          {"batch_size", r.batch_size}};
   if (r.batch_size > 0) j["batch_padding"] = r.batch_padding;
+  if (r.batch_id > 0) j["batch_id"] = r.batch_id;
   if (!r.error.empty()) j["error"] = r.error;
   if (!r.parity.empty()) {
     j["parity"] = {
@@ -231,6 +235,7 @@ json to_json(const RequestRecord& r) {
   if (!r.key.empty()) j["key"] = r.key;
   if (r.stored_bytes > 0) j["stored_bytes"] = r.stored_bytes;
   if (r.worker >= 0) j["worker"] = r.worker;
+  if (r.rate_step >= 0) j["rate_step"] = r.rate_step, j["rate_per_s"] = r.rate_per_s;
   return j;
 }
 
@@ -255,6 +260,7 @@ std::pair<std::string, RequestRecord> request_from_json(const json& j, const std
   r.outcome = in.str(j, "", "outcome", "", true);
   r.batch_size = static_cast<int>(in.integer(j, "", "batch_size"));
   r.batch_padding = in.num(j, "", "batch_padding");
+  r.batch_id = static_cast<std::uint64_t>(in.integer(j, "", "batch_id"));
   r.error = in.str(j, "", "error");
   if (const json* p = in.find(j, "parity")) {
     r.parity = in.str(*p, "parity", "status", "", true);
@@ -265,6 +271,8 @@ std::pair<std::string, RequestRecord> request_from_json(const json& j, const std
   r.key = in.str(j, "", "key");
   r.stored_bytes = static_cast<std::uint64_t>(in.integer(j, "", "stored_bytes"));
   r.worker = static_cast<int>(in.integer(j, "", "worker", -1));
+  r.rate_step = static_cast<int>(in.integer(j, "", "rate_step", -1));
+  r.rate_per_s = in.num(j, "", "rate_per_s");
   return {std::move(cell), std::move(r)};
 }
 

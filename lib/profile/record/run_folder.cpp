@@ -88,6 +88,17 @@ void write_run(const std::string& dir, const RunRecord& run, const std::string& 
       lines += j.dump() + '\n';
     }
   }
+  if (run.capacity)  // then each sweep's steps, in the order run
+    for (const CapacitySweep& s : run.capacity->sweeps)
+      for (const RateStep& st : s.steps) {
+        auto it = run.requests.find(s.step_id(st.index));
+        if (it == run.requests.end()) continue;
+        for (const auto& r : it->second) {
+          json j = to_json(r);
+          j["cell"] = s.step_id(st.index);
+          lines += j.dump() + '\n';
+        }
+      }
   write_file_atomic(dir + "/requests.jsonl", lines);
   write_file_atomic(dir + "/summary.md", summary_md);
   write_file_atomic(dir + "/report.json", to_json(run).dump(2) + '\n');

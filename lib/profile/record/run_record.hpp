@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "profile/record/capacity_record.hpp"
 #include "profile/record/cell_key.hpp"
 #include "profile/record/gate_report.hpp"
 #include "profile/record/labels.hpp"
@@ -191,7 +192,8 @@ struct RunRecord {
   std::vector<Cell> cells;
   std::vector<SkippedArm> skipped;
   std::optional<GateReport> gate;
-  std::map<std::string, std::vector<RequestRecord>> requests;  ///< Raw requests by cell id.
+  std::optional<CapacityReport> capacity;                      ///< Rate sweeps, when the manifest asks for them.
+  std::map<std::string, std::vector<RequestRecord>> requests;  ///< Raw requests by cell (or sweep step) id.
   bool have_requests = false;                                  ///< False when requests.jsonl was absent.
 
   /// The gate options of this run: the manifest's gate spec and the run's seed.

@@ -26,6 +26,7 @@ json trace_events_json(const std::vector<TraceEvent>& events, const std::string&
     if (!e.error.empty()) args["error"] = e.error;
     if (e.worker) args["worker"] = *e.worker;
     if (e.batch_size) args["batch_size"] = *e.batch_size;
+    if (e.batch_id) args["batch_id"] = *e.batch_id;
     if (e.stored_bytes) args["stored_bytes"] = *e.stored_bytes;
     json j{{"name", e.name},
            {"ph", e.kind == TraceEvent::Kind::complete ? "X" : "M"},

@@ -8,6 +8,7 @@
 //   events.push_back(TraceEvent::metadata("process_name", 1, 0, "cell fish-s2-pro/m4a/cold/c8/r0"));
 //   TraceEvent e{.name = "encode", .category = "measured", .ts_us = 10, .dur_us = 250, .pid = 1, .tid = 1};
 //   e.batch_size = 4;
+//   e.batch_id = 17;
 //   events.push_back(e);
 //   std::string file = trace_events_json(events).dump();   // {"traceEvents": [...], ...}
 #pragma once
@@ -40,6 +41,7 @@ struct TraceEvent {
   std::string error;                 ///< A failed request's error.
   std::optional<int> worker;
   std::optional<int> batch_size;
+  std::optional<std::uint64_t> batch_id;  ///< The encode's batch within its cell (M4b).
   std::optional<std::uint64_t> stored_bytes;
 
   /// A metadata event naming a process (`name` "process_name") or a thread ("thread_name").

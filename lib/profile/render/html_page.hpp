@@ -63,6 +63,10 @@ std::string throughput_section(const RunRecord& run, const std::vector<const Cel
 /// Every cell's figures and warnings (inside the throughput section).
 std::string cells_table(const RunRecord& run);
 std::string cache_section(const RunRecord& run);
+/// Latency against throughput per arm from the rate sweeps (html_capacity.cpp); "" without sweeps.
+std::string capacity_section(const RunRecord& run);
+/// Each cell's hit ratio beside its miss-ratio-curve prediction (html_reuse.cpp); "" without reuse.
+std::string reuse_section(const RunRecord& run);
 std::string utilisation_section(const RunRecord& run);
 std::string context_section(const RunRecord& run);
 

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include "profile/render/shared_tier_text.hpp"
+#include "profile/render/capacity_text.hpp"
+#include "profile/render/reuse_text.hpp"
 
 namespace refenc::profile {
 
@@ -24,6 +26,7 @@ std::string summary_table(const RunRecord& run) {
   os << "(latencies in ms; preprocessing and encode measured, synthesis modelled; hit% = hit + disk_hit + "
         "shared_hit + merged)\n";
   os << shared_tier_lines(run);
+  os << capacity_table(run);
   return os.str();
 }
 
@@ -93,6 +96,7 @@ std::string summary_markdown(const RunRecord& run) {
       any = true;
       os << "- " << c.key.id() << ": " << w << "\n";
     }
+  os << reuse_table(run);
   if (run.gate) os << "\n```\n" << format_gate(*run.gate) << "```\n";
   return os.str();
 }
@@ -119,6 +123,7 @@ std::string format_gate(const GateReport& gate) {
       os << "      " << m.reason << '\n';
     }
     if (!m.parity.empty()) os << "      " << m.parity << '\n';
+    if (m.capacity) os << fmt::format("      capacity {:<12} {}\n", to_string(m.capacity->outcome), m.capacity->reason);
   }
   os << "  exit code " << gate.exit_code << '\n';
   return os.str();

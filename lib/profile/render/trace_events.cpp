@@ -5,6 +5,8 @@
 #include <map>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "profile/record/run_folder.hpp"
 #include "util/atomic_file.hpp"
 
@@ -59,6 +61,7 @@ void add_request(std::vector<TraceEvent>& out, const RequestRecord& r, int pid, 
   TraceEvent encode{.name = "encode", .category = "measured", .ts_us = b2, .dur_us = b3 - b2, .pid = pid, .tid = tid};
   encode.outcome = r.outcome;
   encode.batch_size = r.batch_size;
+  if (r.batch_id > 0) encode.batch_id = r.batch_id;
   if (r.stored_bytes > 0) encode.stored_bytes = r.stored_bytes;
   out.push_back(encode);
   out.push_back({.name = "synthesis", .category = "modelled", .ts_us = b3, .dur_us = b4 - b3, .pid = pid, .tid = tid});
@@ -69,11 +72,11 @@ void add_request(std::vector<TraceEvent>& out, const RequestRecord& r, int pid, 
 std::vector<TraceEvent> request_timelines(const RunRecord& run) {
   std::vector<TraceEvent> meta, events;
   int pid = 0;
-  for (const Cell& cell : run.cells) {
+  auto add_process = [&](const std::string& label, const std::vector<RequestRecord>& records) {
     ++pid;
-    meta.push_back(TraceEvent::metadata("process_name", pid, 0, "cell " + cell.key.id()));
+    meta.push_back(TraceEvent::metadata("process_name", pid, 0, label));
     std::vector<const RequestRecord*> order;
-    for (const RequestRecord& r : run.requests_of(cell.key)) order.push_back(&r);
+    for (const RequestRecord& r : records) order.push_back(&r);
     std::stable_sort(order.begin(), order.end(),
                      [](const RequestRecord* a, const RequestRecord* b) { return a->scheduled_s < b->scheduled_s; });
     std::map<int, Lanes> lanes;  // by worker; -1 for requests without one
@@ -94,7 +97,13 @@ std::vector<TraceEvent> request_timelines(const RunRecord& run) {
       add_request(events, *r, pid, tid);
     }
     for (const auto& [tid, name] : tracks) meta.push_back(TraceEvent::metadata("thread_name", pid, tid, name));
-  }
+  };
+  for (const Cell& cell : run.cells) add_process("cell " + cell.key.id(), run.requests_of(cell.key));
+  if (run.capacity)  // each rate step of a capacity sweep is a process of its own
+    for (const CapacitySweep& s : run.capacity->sweeps)
+      for (const RateStep& st : s.steps)
+        if (auto it = run.requests.find(s.step_id(st.index)); it != run.requests.end())
+          add_process(fmt::format("rate step {} ({:g} req/s)", s.step_id(st.index), st.rate_per_s), it->second);
   meta.insert(meta.end(), std::make_move_iterator(events.begin()), std::make_move_iterator(events.end()));
   return meta;
 }

@@ -1,9 +1,11 @@
 // Request timelines as a Chrome trace-event file, loadable in Perfetto (ui.perfetto.dev) or
-// chrome://tracing: one process per cell, one thread track per runner worker.
+// chrome://tracing: one process per cell (and per rate step of a capacity sweep), one thread track per
+// runner worker.
 //
 // Each request is a complete event "request" from its scheduled send spanning its E2E, with four
 // children laid end to end: "queue" (scheduled send to the service call), "preprocessing" and
-// "encode" (measured; encode carries the outcome and the batch size), then "synthesis" (modelled).
+// "encode" (measured; encode carries the outcome, and for a batched encode the batch's id within the
+// cell and its size), then "synthesis" (modelled).
 // Their durations sum to the request's E2E, so every figure comes from requests.jsonl alone. Times
 // are microseconds from the cell's start. A worker's requests that overlap in time (open-loop queueing,
 // or modelled synthesis that was not slept) go on extra lanes named "worker N (overlap L)" so that

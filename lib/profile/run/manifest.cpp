@@ -165,7 +165,7 @@ Manifest parse_manifest(const json& j, const std::string& path) {
   Reader r(path);
   r.object(j, "",
            {"schema_version", "name", "description", "seed", "models", "references", "texts", "phases", "concurrency",
-            "arms", "repeats", "requests", "arrivals", "gate", "cache"});
+            "arms", "repeats", "requests", "arrivals", "gate", "cache", "capacity"});
   Manifest m;
   m.path = path;
   m.raw = j;
@@ -392,6 +392,14 @@ Manifest parse_manifest(const json& j, const std::string& path) {
   if (!shared_phase && !m.cache.shared.empty())
     r.fail("cache.shared", "only a warm-shared phase uses the shared tier: add one or leave cache.shared out");
 
+  if (const json* c = r.find(j, "capacity")) {
+    auto cold =
+        std::find_if(m.phases.begin(), m.phases.end(), [](const PhaseSpec& p) { return p.kind == Phase::cold; });
+    if (cold == m.phases.end()) r.fail("capacity", "needs a cold phase (each rate step sends its references)");
+    if (!m.references.trace_lines.empty())
+      r.fail("capacity", "not with references.trace (a trace sets its own arrivals)");
+    m.capacity = parse_capacity(*c, path, *std::max_element(cold->concurrency.begin(), cold->concurrency.end()));
+  }
   int needed = m.measured_references() +
                (m.references.warmup == warmup_concurrency ? min_warmup_references : m.references.warmup) +
                m.never_seen_references();

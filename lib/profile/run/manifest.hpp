@@ -19,6 +19,7 @@
 #include "profile/record/labels.hpp"
 #include "profile/record/workload_specs.hpp"
 #include "profile/run/shared_cache_value.hpp"
+#include "profile/run/capacity_spec.hpp"
 
 namespace refenc::profile {
 
@@ -108,6 +109,8 @@ struct Manifest {
   GateSpec gate;
   CacheSpec cache;
   nlohmann::json raw;  ///< The manifest as parsed (kept in the report).
+
+  std::optional<CapacitySpec> capacity;  ///< Open-loop rate sweeps per arm (cold phase), when asked for.
 
   /// Measured references needed: the largest `distinct` of any phase.
   int measured_references() const;

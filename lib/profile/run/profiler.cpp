@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "profile/record/run_folder.hpp"
 #include "profile/render/text_report.hpp"
+#include "profile/run/capacity_sweep.hpp"
 #include "profile/run/cell_metrics.hpp"
 #include "profile/run/reference_schedule.hpp"
 #include "profile/run/reference_set.hpp"
@@ -267,6 +268,9 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
         }
       }
     }
+    if (manifest.capacity && !stopped())
+      run_capacity_sweeps(
+          {manifest, spec, *backend, arms, refs, run.context.cores, options.stop, options.sleep_synthesis}, run);
   }
   progress.finish();
   result.interrupted = stopped();

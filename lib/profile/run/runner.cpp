@@ -83,6 +83,8 @@ RunResult run_requests(ServiceHandle& service, const std::vector<WorkItem>& item
       rec.queue_s = std::max(0.0, secs(start - scheduled));
       rec.outcome = std::string(to_string(trace.outcome));
       rec.batch_size = trace.batch_size;
+      rec.batch_id = trace.batch_id;
+      rec.batch_padding = trace.batch_padding;
       rec.worker = worker_id;
       if (trace.key) rec.key = trace.key->digest();
       rec.stored_bytes = trace.stored_bytes;

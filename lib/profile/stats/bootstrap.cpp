@@ -57,4 +57,20 @@ Interval bootstrap_one(std::span<const double> a, const std::function<double(std
   return finish(stat(a), values, options.confidence);
 }
 
+Interval bootstrap_many(std::span<const std::vector<double>> samples, const ManyStatistic& stat,
+                        const BootstrapOptions& options) {
+  check(options);
+  for (const auto& s : samples)
+    if (s.empty()) throw Error(ErrorKind::config, "bootstrap needs non-empty samples");
+  std::mt19937_64 rng(options.seed);
+  std::vector<std::vector<double>> drawn(samples.size());
+  std::vector<double> values;
+  values.reserve(static_cast<std::size_t>(options.resamples));
+  for (int i = 0; i < options.resamples; ++i) {
+    for (std::size_t k = 0; k < samples.size(); ++k) resample_into(samples[k], rng, drawn[k]);
+    values.push_back(stat(drawn));
+  }
+  return finish(stat(samples), values, options.confidence);
+}
+
 }  // namespace refenc::profile

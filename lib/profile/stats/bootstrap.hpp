@@ -41,6 +41,14 @@ Interval bootstrap_pair(std::span<const double> a, std::span<const double> b, co
 Interval bootstrap_one(std::span<const double> a, const std::function<double(std::span<const double>)>& stat,
                        const BootstrapOptions& options);
 
+/// Statistic of several samples at once (the steps of two rate sweeps, say).
+using ManyStatistic = std::function<double(std::span<const std::vector<double>> samples)>;
+
+/// Many-sample version: each replicate resamples every sample of `samples`, in order, with the one
+/// generator, and evaluates `stat` on them all. Every sample must be non-empty (Error(config) otherwise).
+Interval bootstrap_many(std::span<const std::vector<double>> samples, const ManyStatistic& stat,
+                        const BootstrapOptions& options);
+
 /// FNV-1a 64 of `text`: a platform-independent hash for deriving a bootstrap seed from a name.
 std::uint64_t stable_hash(std::string_view text) noexcept;
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "profile/record/cell_groups.hpp"
+#include "profile/verdict/capacity_gate.hpp"
 #include "profile/stats/percentile.hpp"
 #include "profile/stats/throughput.hpp"
 
@@ -167,7 +168,7 @@ GateReport evaluate_gate(const RunRecord& run, const GateOptions& options) {
         if (!group(arm, c))
           missing.push_back(fmt::format("{} at concurrency {} ({})", to_string(arm), c,
                                         GroupKey{m.name, arm, Phase::cold, c}.label()));
-    if (levels.empty()) missing.push_back("cold-phase cells (m4a and m4b)");
+    if (levels.empty() && !run.capacity) missing.push_back("cold-phase cells (m4a and m4b)");
     if (!missing.empty()) {
       out.verdict = Verdict::missing_arm;
       out.reason = "no cold-cache data for " + join(missing, ", ");
@@ -186,6 +187,10 @@ GateReport evaluate_gate(const RunRecord& run, const GateOptions& options) {
       else if (l.outcome == Verdict::inconclusive && out.verdict == Verdict::go)
         out.verdict = Verdict::inconclusive;
       out.levels.push_back(std::move(l));
+    }
+    if ((out.capacity = judge_capacity(run, m.name, options))) {  // capacity_gate.hpp: how the two combine
+      out.verdict = combine_capacity(out.verdict, !levels.empty(), *out.capacity);
+      reasons.push_back(out.capacity->reason);
     }
     auto [parity_verdict, parity_line] = judge_parity(run, m.name);
     out.parity = parity_line;

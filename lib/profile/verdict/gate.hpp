@@ -15,6 +15,8 @@
 //          threshold and some M4b batch held more than one request (else INCONCLUSIVE: the gain is
 //          not batching); INCONCLUSIVE when only a point estimate clears its threshold; NO-GO otherwise.
 //   The model's verdict is the worst over concurrencies (NO-GO < INCONCLUSIVE < GO);
+//   3b. capacity: when the manifest sweeps arrival rates, M4b's capacity at the SLO against M4a's
+//      (verdict/capacity_gate.hpp); the better of it and the levels' verdict is the model's;
 //   4. parity: every M4b cell (any phase) whose batches encoded requests must carry a parity check, and
 //      every checked batched artifact must equal the single encode of the same request (integers
 //      exactly, floats within the model's encoder.parity_tolerance): a mismatch or a failed check is
