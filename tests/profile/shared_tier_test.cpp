@@ -262,7 +262,12 @@ TEST_CASE("warm-shared: replica B's requests are shared hits, nothing encoded; t
   for (const Cell& c : run.cells) {
     if (c.key.phase != Phase::warm_shared) continue;
     REQUIRE(run.requests_of(c.key).size() == 6);
-    for (const RequestRecord& q : run.requests_of(c.key)) CHECK(q.outcome == "shared_hit");
+    for (const RequestRecord& q : run.requests_of(c.key)) {
+      CHECK(q.outcome == "shared_hit");
+      REQUIRE(c.compute);  // each row carries its arm's compute
+      CHECK(q.batch_workers == c.compute->batch_workers);
+      CHECK(q.intra_op_threads == c.compute->intra_op_threads);
+    }
     CHECK(shared_hit_share(c) == 1.0);
     CHECK(hit_requests(c) == 6);
     CHECK(c.telemetry.gpu.encodes == 0);  // misses - disk_hits - shared_hits + uncacheable
@@ -334,4 +339,13 @@ TEST_CASE("LocalRedisServer: loopback only, answers while it runs, nothing liste
   CHECK_FALSE(std::filesystem::exists(folder));
   // A server that cannot start is one error naming why, and leaves no folder behind.
   CHECK_THROWS_WITH(refenc::LocalRedisServer({"--no-such-option", "x"}), Catch::Contains("exited at start"));
+}
+
+TEST_CASE("request rows of runs written before compute was recorded read as not recorded") {
+  RunRecord base = load_run_with_requests(std::string(REFENC_SOURCE_DIR) + "/reports/baseline");
+  REQUIRE_FALSE(base.requests.empty());
+  const RequestRecord& q = base.requests.begin()->second.at(0);
+  CHECK(q.batch_workers == -1);
+  CHECK(to_json(q).count("compute") == 0);
+  CHECK(base.context.shared_cache.empty());
 }

@@ -42,6 +42,10 @@ struct RequestRecord {
   std::string key;  ///< The cache key's digest (empty: uncacheable, failed before keying, or an old run).
   std::uint64_t stored_bytes = 0;  ///< Stored size of the artifact served (0 when none or unknown).
   int worker = -1;                 ///< The runner's worker (thread) that sent it, from 0; -1 when not recorded.
+  /// The compute its arm had (the cell's ArmCompute): M4b's batch workers (0 for M4a), -1 when not
+  /// recorded (older runs); and the encoder library's intra-op threads (0 = unknown).
+  int batch_workers = -1;
+  int intra_op_threads = 0;
 
   bool ok() const { return outcome != "failed"; }
   /// The time of one stage, in seconds.

@@ -231,6 +231,8 @@ json to_json(const RequestRecord& r) {
   if (!r.key.empty()) j["key"] = r.key;
   if (r.stored_bytes > 0) j["stored_bytes"] = r.stored_bytes;
   if (r.worker >= 0) j["worker"] = r.worker;
+  if (r.batch_workers >= 0)
+    j["compute"] = {{"batch_workers", r.batch_workers}, {"intra_op_threads", r.intra_op_threads}};
   return j;
 }
 
@@ -265,6 +267,10 @@ std::pair<std::string, RequestRecord> request_from_json(const json& j, const std
   r.key = in.str(j, "", "key");
   r.stored_bytes = static_cast<std::uint64_t>(in.integer(j, "", "stored_bytes"));
   r.worker = static_cast<int>(in.integer(j, "", "worker", -1));
+  if (const json* c = in.find(j, "compute")) {
+    r.batch_workers = static_cast<int>(in.integer(*c, "compute", "batch_workers"));
+    r.intra_op_threads = static_cast<int>(in.integer(*c, "compute", "intra_op_threads"));
+  }
   return {std::move(cell), std::move(r)};
 }
 

@@ -262,6 +262,10 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
                   parity->mismatched + parity->errors, parity->checked));
             if (phase.kind == Phase::warm_shared)
               for (std::string& w : shared_tier_warnings(delta)) run.cells.back().warnings.push_back(std::move(w));
+            for (RequestRecord& rec : cell_run.records) {  // each row says what compute its arm had
+              rec.batch_workers = run.cells.back().compute->batch_workers;
+              rec.intra_op_threads = run.cells.back().compute->intra_op_threads;
+            }
             run.requests[key.id()] = std::move(cell_run.records);
           }
         }
