@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -348,4 +349,23 @@ TEST_CASE("request rows of runs written before compute was recorded read as not 
   CHECK(q.batch_workers == -1);
   CHECK(to_json(q).count("compute") == 0);
   CHECK(base.context.shared_cache.empty());
+}
+
+TEST_CASE("without a Redis server on PATH a local shared tier is one error naming the manifest field") {
+  const char* old = std::getenv("PATH");
+  const std::string saved = old ? old : "";
+  ::setenv("PATH", "/nonexistent-refenc-test", 1);
+  CacheSpec cache;
+  cache.shared = "local";
+  std::string error;
+  try {
+    SharedTierServer server(cache, "", "x.json: cache.shared");
+  } catch (const refenc::Error& e) {
+    CHECK(e.kind() == refenc::ErrorKind::config);
+    error = e.what();
+  }
+  ::setenv("PATH", saved.c_str(), 1);
+  CHECK(error ==
+        "x.json: cache.shared: \"local\": redis-server: not found on PATH (Debian: apt-get install redis-tools, "
+        "or redis-server)");
 }

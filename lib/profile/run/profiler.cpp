@@ -131,7 +131,7 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
   }
   run.have_requests = true;
   // The tier shared by replicas (warm-shared cells): a private server lives until the run returns or throws.
-  const SharedTierServer shared_server(manifest.cache, options.tmp_root);
+  const SharedTierServer shared_server(manifest.cache, options.tmp_root, manifest.path + ": cache.shared");
   run.context.shared_cache = shared_server.description();
 
   // Count the cells for progress.
