@@ -16,7 +16,8 @@ build: setup
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# The main job: profile the nightly workload (all three models, cold/warm, M4a/M4b, concurrency 8
+# The main job: profile the nightly workload (all three models, cold/warm/warm-disk/warm-shared, the
+# last over a private redis-server on loopback that the run starts and stops; M4a/M4b, concurrency 8
 # and 16), print the summary and the gate verdicts, and write the report into runs/.
 # Exit codes 10-12 are gate verdicts (NO-GO, INCONCLUSIVE, MISSING_ARM), not failures of the run:
 # `refenc gate` is what a CI job acts on.

@@ -45,6 +45,10 @@ class EncoderBackend final : public ModelBackend {
 
   const ModelEntry& info() const override { return info_; }
   int intra_op_threads() const override { return encoders::torch_threads(); }
+  bool set_intra_op_threads(int threads) override {
+    set_torch_intra_op_threads(threads);
+    return true;
+  }
 
   std::unique_ptr<ServiceHandle> make_service(const ArmSpec& arm, const CacheSpec& cache,
                                               const std::string& tier_root) override {

@@ -40,4 +40,7 @@ void validate_encoder_models(const Manifest& manifest);
 /// LibTorch's version, BLAS, intra-op threads and parallel info (torch_info.cpp), for the run context.
 LibraryContext torch_library_context();
 
+/// Sets LibTorch's intra-op threads for the whole process (torch_info.cpp): threads as a profiled dimension.
+void set_torch_intra_op_threads(int threads);
+
 }  // namespace refenc::profile

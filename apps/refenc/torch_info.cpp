@@ -25,4 +25,6 @@ LibraryContext torch_library_context() {
           .parallel_info = at::get_parallel_info()};
 }
 
+void set_torch_intra_op_threads(int threads) { at::set_num_threads(threads); }
+
 }  // namespace refenc::profile

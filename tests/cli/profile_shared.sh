@@ -2,7 +2,8 @@
 # `refenc profile` with a warm-shared phase and `cache.shared: "local"`, through the real encoder and
 # the real Redis tier: the run starts its own redis-server on loopback, replica B's requests are all
 # `shared_hit` with no encode, the summary shows them apart, and nothing listens afterwards, also when
-# the run fails part-way; a bad cache.shared is one error line naming the manifest and the field.
+# the run fails part-way, is interrupted (SIGINT) or killed (SIGKILL); a bad cache.shared is one error
+# line naming the manifest and the field.
 #
 #   tests/cli/profile_shared.sh path/to/refenc       (exit 77: redis-server not installed, skipped)
 set -uo pipefail
@@ -42,6 +43,7 @@ json.dump({"schema_version": 1, "name": "shared-test", "seed": 3, "models": mode
 PY
 }
 # No private server and no folder of one may outlive a run (their folders are under TMPDIR=$work/tmp).
+no_server_process() { ! pgrep -f "$work/tmp/refenc-redis" >/dev/null; }
 no_server_left() { [[ -z $(ls "$work/tmp" | grep refenc-redis) ]] && ! pgrep -f "$work/tmp/refenc-redis" >/dev/null; }
 mkdir -p "$work/tmp"
 
@@ -95,6 +97,31 @@ rc=$?
 check "failing run exits with an error" bash -c "[[ $rc != 0 && $rc != 10 && $rc != 11 && $rc != 12 ]]"
 check "with one error line" [ "$(grep -c '^refenc: error:' "$work/fail.err")" = 1 ]
 check "no server or folder left after the failed run" no_server_left
+
+# Interrupted (SIGINT: a partial report, exit 130) and killed (SIGKILL: the server dies with it) runs.
+# started_server: waits up to 60 s for the run's private server folder to appear.
+started_server() {
+  for _ in $(seq 600); do
+    ls "$work/tmp" | grep -q refenc-redis && return 0
+    sleep 0.1
+  done
+  return 1
+}
+for signal in INT KILL; do
+  TMPDIR="$work/tmp" "$refenc" profile "$work/ok.json" --out "$work/run-$signal" --no-progress >/dev/null 2>&1 &
+  pid=$!
+  started_server
+  check "SIG$signal: the run started its server" [ $? = 0 ]
+  kill -"$signal" "$pid"
+  wait "$pid" 2>/dev/null
+  rc=$?
+  [[ $signal == INT ]] && check "SIGINT: exit 130 (partial report)" [ $rc = 130 ]
+  # SIGKILL leaves the folder (no destructor ran) but not the server: it dies with its parent.
+  for _ in $(seq 50); do pgrep -f "$work/tmp/refenc-redis" >/dev/null || break; sleep 0.1; done
+  check "SIG$signal: no server left" no_server_process
+  [[ $signal == INT ]] && check "SIGINT: no folder left" no_server_left
+  rm -rf "$work/tmp"/refenc-*
+done
 
 # Bad values: one line naming the manifest and the field, before anything runs.
 manifest "$work/bad.json" "redis://10.1.2.3"

@@ -110,6 +110,8 @@ TEST_CASE("header examples: record, verdict and render") {
     CellKey k{"fish-s2-pro", Arm::m4a, Phase::cold, 8, 0};
     CHECK(k.id() == "fish-s2-pro/m4a/cold/c8/r0");
     CHECK(k.group().label() == "fish-s2-pro/m4a/cold/c8");
+    CellKey t{"fish-s2-pro", Arm::m4a, Phase::cold, 8, 0, 2};
+    CHECK(t.id() == "fish-s2-pro/m4a/cold/c8/t2/r0");
   }
   {
     // record/request_record.hpp

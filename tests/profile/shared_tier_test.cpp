@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -262,7 +263,12 @@ TEST_CASE("warm-shared: replica B's requests are shared hits, nothing encoded; t
   for (const Cell& c : run.cells) {
     if (c.key.phase != Phase::warm_shared) continue;
     REQUIRE(run.requests_of(c.key).size() == 6);
-    for (const RequestRecord& q : run.requests_of(c.key)) CHECK(q.outcome == "shared_hit");
+    for (const RequestRecord& q : run.requests_of(c.key)) {
+      CHECK(q.outcome == "shared_hit");
+      REQUIRE(c.compute);  // each row carries its arm's compute
+      CHECK(q.batch_workers == c.compute->batch_workers);
+      CHECK(q.intra_op_threads == c.compute->intra_op_threads);
+    }
     CHECK(shared_hit_share(c) == 1.0);
     CHECK(hit_requests(c) == 6);
     CHECK(c.telemetry.gpu.encodes == 0);  // misses - disk_hits - shared_hits + uncacheable
@@ -334,4 +340,32 @@ TEST_CASE("LocalRedisServer: loopback only, answers while it runs, nothing liste
   CHECK_FALSE(std::filesystem::exists(folder));
   // A server that cannot start is one error naming why, and leaves no folder behind.
   CHECK_THROWS_WITH(refenc::LocalRedisServer({"--no-such-option", "x"}), Catch::Contains("exited at start"));
+}
+
+TEST_CASE("request rows of runs written before compute was recorded read as not recorded") {
+  RunRecord base = load_run_with_requests(std::string(REFENC_SOURCE_DIR) + "/reports/baseline");
+  REQUIRE_FALSE(base.requests.empty());
+  const RequestRecord& q = base.requests.begin()->second.at(0);
+  CHECK(q.batch_workers == -1);
+  CHECK(to_json(q).count("compute") == 0);
+  CHECK(base.context.shared_cache.empty());
+}
+
+TEST_CASE("without a Redis server on PATH a local shared tier is one error naming the manifest field") {
+  const char* old = std::getenv("PATH");
+  const std::string saved = old ? old : "";
+  ::setenv("PATH", "/nonexistent-refenc-test", 1);
+  CacheSpec cache;
+  cache.shared = "local";
+  std::string error;
+  try {
+    SharedTierServer server(cache, "", "x.json: cache.shared");
+  } catch (const refenc::Error& e) {
+    CHECK(e.kind() == refenc::ErrorKind::config);
+    error = e.what();
+  }
+  ::setenv("PATH", saved.c_str(), 1);
+  CHECK(error ==
+        "x.json: cache.shared: \"local\": redis-server: not found on PATH (Debian: apt-get install redis-tools, "
+        "or redis-server)");
 }

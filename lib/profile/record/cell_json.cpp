@@ -169,6 +169,7 @@ json cell_to_json(const Cell& c) {
                   {"predicted_hit_ratio", r.predicted_hit_ratio},
                   {"points", points}};
   }
+  if (c.key.threads > 0) out["threads"] = c.key.threads;  // a profiled dimension only
   return out;
 }
 
@@ -180,6 +181,7 @@ Cell cell_from_json(const JsonFields& in, const json& j, const std::string& w) {
   c.key.phase = in.label(j, w, "phase", "", parse_phase);
   c.key.concurrency = static_cast<int>(in.integer(j, w, "concurrency", 0, true));
   c.key.repeat = static_cast<int>(in.integer(j, w, "repeat"));
+  c.key.threads = static_cast<int>(in.integer(j, w, "threads"));
   std::string id = in.str(j, w, "id", c.key.id());
   if (id != c.key.id())
     in.fail(JsonFields::key(w, "id"), "'" + id + "' does not match the cell's fields (" + c.key.id() + ")");

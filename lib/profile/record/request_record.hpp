@@ -46,6 +46,10 @@ struct RequestRecord {
   int worker = -1;                 ///< The runner's worker (thread) that sent it, from 0; -1 when not recorded.
   int rate_step = -1;              ///< Its step of a capacity sweep (CapacitySweep::steps index); -1: a cell's.
   double rate_per_s = 0;           ///< That step's offered arrival rate (0 for a cell's request).
+  /// The compute its arm had (the cell's ArmCompute): M4b's batch workers (0 for M4a), -1 when not
+  /// recorded (older runs); and the encoder library's intra-op threads (0 = unknown).
+  int batch_workers = -1;
+  int intra_op_threads = 0;
 
   bool ok() const { return outcome != "failed"; }
   /// The time of one stage, in seconds.

@@ -236,6 +236,8 @@ json to_json(const RequestRecord& r) {
   if (r.stored_bytes > 0) j["stored_bytes"] = r.stored_bytes;
   if (r.worker >= 0) j["worker"] = r.worker;
   if (r.rate_step >= 0) j["rate_step"] = r.rate_step, j["rate_per_s"] = r.rate_per_s;
+  if (r.batch_workers >= 0)
+    j["compute"] = {{"batch_workers", r.batch_workers}, {"intra_op_threads", r.intra_op_threads}};
   return j;
 }
 
@@ -273,6 +275,10 @@ std::pair<std::string, RequestRecord> request_from_json(const json& j, const std
   r.worker = static_cast<int>(in.integer(j, "", "worker", -1));
   r.rate_step = static_cast<int>(in.integer(j, "", "rate_step", -1));
   r.rate_per_s = in.num(j, "", "rate_per_s");
+  if (const json* c = in.find(j, "compute")) {
+    r.batch_workers = static_cast<int>(in.integer(*c, "compute", "batch_workers"));
+    r.intra_op_threads = static_cast<int>(in.integer(*c, "compute", "intra_op_threads"));
+  }
   return {std::move(cell), std::move(r)};
 }
 

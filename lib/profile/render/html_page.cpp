@@ -86,7 +86,8 @@ std::string verdict_badge(Verdict verdict, const std::string& model) {
 }
 
 std::string group_label(const GroupKey& key) {
-  return fmt::format("{} {} c{}", arm_label(key.arm), to_string(key.phase), key.concurrency);
+  return fmt::format("{} {} c{}{}", arm_label(key.arm), to_string(key.phase), key.concurrency,
+                     key.threads > 0 ? fmt::format(" t{}", key.threads) : "");
 }
 
 std::string page(const std::string& title, const std::string& body) {

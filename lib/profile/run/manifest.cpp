@@ -195,7 +195,19 @@ Manifest parse_manifest(const json& j, const std::string& path) {
         r.fail(Reader::key(we, "dtype"), "must be float32, float16 or bfloat16");
       ms.encoder.device = r.str(*e, we, "device", ms.encoder.device, true);
       ms.encoder.module_path = r.str(*e, we, "module", "");
-      ms.encoder.threads = static_cast<int>(r.integer(*e, we, "threads", ms.encoder.threads, 0, 1024));
+      if (const json* t = r.find(*e, "threads"); t && t->is_array()) {
+        const std::string wt = Reader::key(we, "threads");
+        if (t->empty()) r.fail(wt, "must not be empty");
+        for (std::size_t k = 0; k < t->size(); ++k) {
+          int level = static_cast<int>(r.int_value((*t)[k], Reader::idx(wt, k), 1, 1024));
+          if (std::find(ms.thread_levels.begin(), ms.thread_levels.end(), level) != ms.thread_levels.end())
+            r.fail(Reader::idx(wt, k), "duplicate thread count " + std::to_string(level));
+          ms.thread_levels.push_back(level);
+        }
+        ms.encoder.threads = ms.thread_levels.front();
+      } else {
+        ms.encoder.threads = static_cast<int>(r.integer(*e, we, "threads", ms.encoder.threads, 0, 1024));
+      }
       ms.encoder.parity_tolerance = r.num(*e, we, "parity_tolerance", 0, 0, 1e9);
     }
     const json* s = r.find(mj, "synthesis");

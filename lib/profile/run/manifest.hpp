@@ -26,6 +26,9 @@ namespace refenc::profile {
 struct ModelSpec {
   std::string name;  ///< Encoder registry name: fish-s2-pro, qwen3-tts, moss-tts-local, or a test name.
   EncoderSpec encoder;
+  /// Intra-op thread counts profiled as a dimension (encoder.threads given as a list; encoder.threads
+  /// is then its first); empty: threads are not a dimension.
+  std::vector<int> thread_levels;
   SynthesisSpec synthesis;
 };
 

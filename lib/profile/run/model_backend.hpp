@@ -76,6 +76,12 @@ class ModelBackend {
                                                       const std::string& tier_root) = 0;
   /// The encoder library's intra-op threads as the encodes use them now (0 = unknown).
   virtual int intra_op_threads() const { return 0; }
+  /// Sets the encoder library's intra-op threads for the cells that follow (threads as a profiled
+  /// dimension); false when this backend cannot.
+  virtual bool set_intra_op_threads(int threads) {
+    (void)threads;
+    return false;
+  }
 };
 
 /// Makes the backend of a manifest's model; throws Error(config) for an unknown model.

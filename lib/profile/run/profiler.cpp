@@ -132,15 +132,19 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
   }
   run.have_requests = true;
   // The tier shared by replicas (warm-shared cells): a private server lives until the run returns or throws.
-  const SharedTierServer shared_server(manifest.cache, options.tmp_root);
+  const SharedTierServer shared_server(manifest.cache, options.tmp_root, manifest.path + ": cache.shared");
   run.context.shared_cache = shared_server.description();
 
   // Count the cells for progress.
   std::size_t total_requests = 0, total_cells = 0;
+  // Repeat slots per concurrency level: repeats, times the thread levels when threads are a dimension.
+  auto slots_of = [&](const ModelSpec& s) {
+    return static_cast<std::size_t>(manifest.repeats) * std::max<std::size_t>(1, s.thread_levels.size());
+  };
   for (std::size_t m = 0; m < manifest.models.size(); ++m)
     for (const auto& ph : manifest.phases)
-      total_cells += ph.concurrency.size() * static_cast<std::size_t>(manifest.repeats) * manifest.arms.size(),
-          total_requests += ph.concurrency.size() * static_cast<std::size_t>(manifest.repeats) * manifest.arms.size() *
+      total_cells += ph.concurrency.size() * slots_of(manifest.models[m]) * manifest.arms.size(),
+          total_requests += ph.concurrency.size() * slots_of(manifest.models[m]) * manifest.arms.size() *
                             static_cast<std::size_t>(ph.requests);
   Progress progress(options.progress, total_requests);
   std::size_t cell_index = 0;
@@ -167,7 +171,7 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
       if (arm.arm == Arm::m4b && !elig.eligible) {
         run.skipped.push_back({spec.name, Arm::m4b, elig.reason});
         for (const auto& ph : manifest.phases) {
-          std::size_t n = ph.concurrency.size() * static_cast<std::size_t>(manifest.repeats);
+          std::size_t n = ph.concurrency.size() * slots_of(spec);
           total_cells -= n;
           progress.add(n * static_cast<std::size_t>(ph.requests));
         }
@@ -188,10 +192,17 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
         distinct.push_back(work_item(static_cast<std::size_t>(i), static_cast<std::size_t>(i)));
 
       for (int conc : phase.concurrency) {
-        for (int rep = 0; rep < manifest.repeats; ++rep) {
+        for (std::size_t slot = 0; slot < slots_of(spec); ++slot) {
+          const int rep = static_cast<int>(slot % static_cast<std::size_t>(manifest.repeats));
+          const int threads =
+              spec.thread_levels.empty() ? 0 : spec.thread_levels[slot / static_cast<std::size_t>(manifest.repeats)];
           for (const ArmSpec& arm : arms) {
             if (stopped()) break;
-            CellKey key{spec.name, arm.arm, phase.kind, conc, rep};
+            CellKey key{spec.name, arm.arm, phase.kind, conc, rep, threads};
+            if (threads > 0 && !backend->set_intra_op_threads(threads))
+              throw Error(ErrorKind::config, spec.name +
+                                                 ": this backend cannot set intra-op threads (encoder.threads "
+                                                 "as a list)");
             ArmSpec cell_arm = arm;
             if (arm.arm == Arm::m4b && arm.batch_workers == 0)
               cell_arm.batch_workers = matched_batch_workers(conc, spec.encoder.device, run.context.cores);
@@ -263,6 +274,10 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
                   parity->mismatched + parity->errors, parity->checked));
             if (phase.kind == Phase::warm_shared)
               for (std::string& w : shared_tier_warnings(delta)) run.cells.back().warnings.push_back(std::move(w));
+            for (RequestRecord& rec : cell_run.records) {  // each row says what compute its arm had
+              rec.batch_workers = run.cells.back().compute->batch_workers;
+              rec.intra_op_threads = run.cells.back().compute->intra_op_threads;
+            }
             run.requests[key.id()] = std::move(cell_run.records);
           }
         }

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/error.hpp"
 #include "util/local_redis_server.hpp"
 
 namespace refenc::profile {
@@ -20,13 +21,18 @@ std::vector<std::string> shared_tier_warnings(const ServiceStats& delta) {
   return out;
 }
 
-SharedTierServer::SharedTierServer(const CacheSpec& cache, const std::string& tmp_root) {
+SharedTierServer::SharedTierServer(const CacheSpec& cache, const std::string& tmp_root, const std::string& where) {
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   run_id_ = fmt::format("{}-{}", static_cast<long>(::getpid()),
                         std::chrono::duration_cast<std::chrono::milliseconds>(now).count());
   if (cache.shared.empty()) return;
   if (cache.shared == local_shared_cache) {
-    local_ = std::make_unique<LocalRedisServer>(std::vector<std::string>{}, tmp_root);
+    try {
+      local_ = std::make_unique<LocalRedisServer>(std::vector<std::string>{}, tmp_root);
+    } catch (const Error& e) {
+      if (where.empty()) throw;
+      throw Error(e.kind(), where + ": \"" + local_shared_cache + "\": " + e.what());
+    }
     url_ = local_->url();
   } else {
     url_ = cache.shared;

@@ -38,8 +38,9 @@ class SharedTierServer {
  public:
   /// Starts the private server when `cache.shared` is "local"; nothing when it is empty or a URL.
   /// Local servers get a folder under `tmp_root` (default: the system temp folder). Throws
-  /// Error(config) when redis-server is missing or does not start.
-  SharedTierServer(const CacheSpec& cache, const std::string& tmp_root);
+  /// Error(config) when redis-server is missing or does not start, its message led by `where`
+  /// (e.g. "workloads/nightly.json: cache.shared") when given.
+  SharedTierServer(const CacheSpec& cache, const std::string& tmp_root, const std::string& where = "");
   /// Stops the private server (if any): nothing listens on its port afterwards.
   ~SharedTierServer();
   SharedTierServer(const SharedTierServer&) = delete;

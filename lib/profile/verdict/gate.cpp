@@ -30,6 +30,16 @@ std::set<int> cold_levels(const RunRecord& run, const std::string& model) {
   return levels;
 }
 
+/// The thread count whose cells the gate judges for `model`: 0 when threads are not a dimension, else
+/// the model's encoder.threads (the first listed), or the smallest one its cells show.
+int gate_threads(const RunRecord& run, const ModelEntry& model) {
+  std::set<int> seen;
+  for (const Cell& c : run.cells)
+    if (c.key.model == model.name && c.key.threads > 0) seen.insert(c.key.threads);
+  if (seen.empty()) return 0;
+  return seen.count(model.encoder.threads) ? model.encoder.threads : *seen.begin();
+}
+
 /// True when some batch of the group's cells held more than one request (cache counters).
 bool batched_more_than_one(const CellGroup& g) {
   for (const Cell* c : g.cells) {
@@ -158,8 +168,10 @@ GateReport evaluate_gate(const RunRecord& run, const GateOptions& options) {
       continue;
     }
     std::set<int> levels = cold_levels(run, m.name);
+    // Threads profiled as a dimension: the verdict rests on the manifest's first thread count.
+    const int threads = gate_threads(run, m);
     auto group = [&](Arm arm, int c) -> const CellGroup* {
-      auto it = groups.find(GroupKey{m.name, arm, Phase::cold, c});
+      auto it = groups.find(GroupKey{m.name, arm, Phase::cold, c, threads});
       return it == groups.end() || it->second.ok() == 0 ? nullptr : &it->second;
     };
     std::vector<std::string> missing;
@@ -167,7 +179,7 @@ GateReport evaluate_gate(const RunRecord& run, const GateOptions& options) {
       for (Arm arm : {Arm::m4a, Arm::m4b})
         if (!group(arm, c))
           missing.push_back(fmt::format("{} at concurrency {} ({})", to_string(arm), c,
-                                        GroupKey{m.name, arm, Phase::cold, c}.label()));
+                                        GroupKey{m.name, arm, Phase::cold, c, threads}.label()));
     if (levels.empty() && !run.capacity) missing.push_back("cold-phase cells (m4a and m4b)");
     if (!missing.empty()) {
       out.verdict = Verdict::missing_arm;
