@@ -2,6 +2,8 @@
 # Installs what refenc needs to build and test on Debian, and nothing that is already there.
 # Idempotent: a second run checks the packages and exits without touching apt.
 # Usage: scripts/setup.sh [--test]   (--test adds the tools the test suite uses: clang, sox, espeak-ng, redis-server)
+# redis-tools is in the base set: the nightly workload's warm-shared cells run a private Redis server
+# from its redis-check-rdb (the server's multi-call binary), without installing the system service.
 set -euo pipefail
 
 pkgs=(
@@ -9,6 +11,7 @@ pkgs=(
   libtorch-dev libopenblas0-pthread
   libcli11-dev libfmt-dev nlohmann-json3-dev catch2
   libsndfile1-dev libsamplerate0-dev libssl-dev libhiredis-dev
+  redis-tools
 )
 if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(clang libclang-rt-14-dev sox espeak-ng chromium python3 time redis-server)

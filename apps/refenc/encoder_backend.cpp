@@ -1,4 +1,5 @@
-// The encoders' backend: encoders::make_hook per model, services over store::DiskTier for warm-disk.
+// The encoders' backend: encoders::make_hook per model, services over store::DiskTier for warm-disk,
+// and over store::TierChain (disk, then the shared RedisTier) for warm-shared.
 #include <algorithm>
 #include <filesystem>
 
@@ -6,6 +7,8 @@
 #include "encoders/encoder_hook.hpp"
 #include "encoder_backend.hpp"
 #include "store/disk_tier.hpp"
+#include "store/redis_endpoint.hpp"
+#include "store/tier_chain.hpp"
 
 namespace refenc::profile {
 namespace {
@@ -45,8 +48,9 @@ class EncoderBackend final : public ModelBackend {
 
   std::unique_ptr<ServiceHandle> make_service(const ArmSpec& arm, const CacheSpec& cache,
                                               const std::string& tier_root) override {
-    std::shared_ptr<store::DiskTier> tier;
+    std::shared_ptr<SecondTier<Artifact>> tier;
     if (!tier_root.empty()) tier = store::open_disk_tier({.root = tier_root});
+    if (!cache.shared_url.empty()) tier = std::make_shared<store::TierChain>(tier, open_profile_shared_tier(cache));
     ServiceOptions o;
     o.max_items = cache.max_items;
     o.max_bytes = cache.max_bytes;
@@ -73,6 +77,29 @@ class EncoderBackend final : public ModelBackend {
 };
 
 }  // namespace
+
+std::shared_ptr<store::RedisTier> open_profile_shared_tier(const CacheSpec& cache) {
+  store::RedisTierOptions o;
+  o.url = cache.shared_url;
+  o.prefix = cache.shared_prefix;
+  o.ttl = profile_shared_ttl;
+  return store::open_redis_tier(std::move(o));
+}
+
+void validate_shared_cache(const Manifest& manifest) {
+  const std::string& url = manifest.cache.shared;
+  if (url.empty() || url == local_shared_cache) return;
+  const std::string field = manifest.path + ": cache.shared: ";
+  try {
+    const store::RedisEndpoint e = store::RedisEndpoint::parse(url);
+    if (!e.is_loopback() && !e.authenticates())
+      throw Error(ErrorKind::bad_input, field + e.display() + " is not on this host and has no password: set $" +
+                                            store::kSharedCachePasswordEnv + " (or use \"local\")");
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::bad_input) throw;
+    throw Error(ErrorKind::bad_input, field + e.what());
+  }
+}
 
 BackendFactory encoder_backend_factory() {
   return [](const ModelSpec& spec) -> std::unique_ptr<ModelBackend> { return std::make_unique<EncoderBackend>(spec); };

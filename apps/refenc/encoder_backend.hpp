@@ -6,14 +6,32 @@
 //   auto backend = factory(manifest.models[0]);     // fish-s2-pro, qwen3-tts, moss-tts-local
 #pragma once
 
+#include <chrono>
+#include <memory>
+
 #include "profile/record/run_record.hpp"
 #include "profile/run/manifest.hpp"
 #include "profile/run/model_backend.hpp"
+#include "store/redis_tier.hpp"
 
 namespace refenc::profile {
 
-/// Backends over encoders::make_hook(name, options) with store::DiskTier for warm-disk cells.
+/// Backends over encoders::make_hook(name, options) with store::DiskTier for warm-disk cells and
+/// store::TierChain (the cell's disk folder, then the shared RedisTier) for warm-shared cells.
 BackendFactory encoder_backend_factory();
+
+/// Expiry of the values a profile run writes to a shared tier: they live under a prefix of the run's
+/// own, which no later run reads, so on a server the run does not own they must not outlive it long.
+inline constexpr std::chrono::seconds profile_shared_ttl{3600};
+
+/// The shared tier of a warm-shared cell: cache.shared_url under cache.shared_prefix, with
+/// profile_shared_ttl. Throws Error(config) for a URL the store refuses.
+std::shared_ptr<store::RedisTier> open_profile_shared_tier(const CacheSpec& cache);
+
+/// Checks, before any cell runs, that a manifest's cache.shared URL parses and, for a server on
+/// another host, that a password is set ($REFENC_SHARED_CACHE_PASSWORD); throws Error(bad_input)
+/// naming the manifest and the field otherwise.
+void validate_shared_cache(const Manifest& manifest);
 
 /// Checks, before any cell runs, that every model of `manifest` names a known encoder with a scale
 /// and dtype it has; throws Error(bad_input) naming the manifest and the field otherwise.

@@ -40,6 +40,7 @@ int run(const Options& o) {
   using namespace refenc::profile;
   Manifest m = load_manifest(o.manifest);
   validate_encoder_models(m);  // unknown models or scales fail now, not after earlier models' cells
+  validate_shared_cache(m);
   std::string out = o.out.empty() ? default_out(m.name) : o.out;
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);

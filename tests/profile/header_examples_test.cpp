@@ -16,6 +16,7 @@
 #include "profile/render/html_report.hpp"
 #include "profile/render/trace_events.hpp"
 #include "profile/render/svg_chart.hpp"
+#include "profile/render/shared_tier_text.hpp"
 #include "profile/render/text_report.hpp"
 #include "profile/render/capacity_text.hpp"
 #include "profile/render/reuse_text.hpp"
@@ -29,6 +30,8 @@
 #include "profile/run/reference_schedule.hpp"
 #include "profile/run/reference_set.hpp"
 #include "profile/run/run_context.hpp"
+#include "profile/run/shared_cache_value.hpp"
+#include "profile/run/shared_tier_server.hpp"
 #include "profile/run/telemetry.hpp"
 #include "profile/stats/miss_ratio_curve.hpp"
 #include "profile/stats/percentile.hpp"
@@ -290,8 +293,30 @@ TEST_CASE("header examples: run") {
       GateOptions o{g, 20261202};  // what the gate runs with: the spec and the run's seed
       (void)o;
     }
+    {
+      // run/shared_tier_server.hpp
+      refenc::profile::CacheSpec cache;
+      cache.shared = "local";
+      refenc::profile::SharedTierServer server(cache, "");          // starts redis-server (Error(config) without it)
+      refenc::profile::CacheSpec cell = server.for_cell(cache, 3);  // cell.shared_url, cell.shared_prefix
+      std::string context = server.description();                   // "local redis-server on 127.0.0.1:PORT ..."
+    }
+    {
+      // render/shared_tier_text.hpp
+      RunRecord run;
+      std::string lines = shared_tier_lines(run);     // "" when the run has no warm-shared cell
+      double ratio = shared_hit_share(run.cells[0]);  // shared_hit outcomes / requests
+      (void)ratio;
+    }
   };
   (void)examples;
+  {
+    // run/shared_cache_value.hpp
+    std::string why = refenc::profile::shared_cache_problem("redis://u:pw@10.0.0.5");  // "no password in ..."
+    bool ok = refenc::profile::shared_cache_problem("local").empty();                  // true
+    CHECK(why.rfind("no password in", 0) == 0);
+    CHECK(ok);
+  }
 
   // The cheap ones run: a backend's service handle, the runner and a cell's metrics.
   auto hook = std::make_shared<FakeHook>();

@@ -78,7 +78,7 @@ TEST_CASE("manifest errors name the file and the field") {
   CHECK(error_of(j).find("references.clips[1]: no such file") != std::string::npos);
   j = valid();
   j["phases"][0]["kind"] = "tepid";
-  CHECK(error_of(j).find("phases[0].kind: must be cold, warm or warm-disk") != std::string::npos);
+  CHECK(error_of(j).find("phases[0].kind: must be cold, warm, warm-disk or warm-shared") != std::string::npos);
   j = valid();
   j["arrivals"] = {{"mode", "open"}};
   CHECK(error_of(j).find("arrivals.rate_per_s: required") != std::string::npos);

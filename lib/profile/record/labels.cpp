@@ -23,8 +23,10 @@ std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& na
 }
 
 constexpr std::array<std::pair<Arm, std::string_view>, 2> arm_names{{{Arm::m4a, "m4a"}, {Arm::m4b, "m4b"}}};
-constexpr std::array<std::pair<Phase, std::string_view>, 3> phase_names{
-    {{Phase::cold, "cold"}, {Phase::warm, "warm"}, {Phase::warm_disk, "warm-disk"}}};
+constexpr std::array<std::pair<Phase, std::string_view>, 4> phase_names{{{Phase::cold, "cold"},
+                                                                         {Phase::warm, "warm"},
+                                                                         {Phase::warm_disk, "warm-disk"},
+                                                                         {Phase::warm_shared, "warm-shared"}}};
 constexpr std::array<std::pair<Stage, std::string_view>, 7> stage_names{
     {{Stage::preprocessing, "preprocessing"},
      {Stage::encode, "encode"},

@@ -16,8 +16,9 @@ namespace refenc::profile {
 /// The M4a path, or the opt-in M4b batching arm.
 enum class Arm { m4a, m4b };
 
-/// Cache phase of a cell: empty tiers, memory tier primed, or disk tier only.
-enum class Phase { cold, warm, warm_disk };
+/// Cache phase of a cell: empty tiers, memory tier primed, disk tier only, or the tier shared by
+/// replicas only (filled by another service, replica A; the measured one, replica B, starts empty).
+enum class Phase { cold, warm, warm_disk, warm_shared };
 
 /// Latency stages of a request (queue: scheduled send to the service call, not reported per cell).
 enum class Stage { preprocessing, encode, synthesis_first_audio, synthesis_end, ttfa, e2e, queue };
@@ -26,7 +27,7 @@ enum class Stage { preprocessing, encode, synthesis_first_audio, synthesis_end, 
 enum class Verdict { go, no_go, inconclusive, not_applicable, missing_arm };
 
 std::string_view to_string(Arm arm) noexcept;      ///< "m4a", "m4b".
-std::string_view to_string(Phase phase) noexcept;  ///< "cold", "warm", "warm-disk".
+std::string_view to_string(Phase phase) noexcept;  ///< "cold", "warm", "warm-disk", "warm-shared".
 std::string_view to_string(Stage stage) noexcept;  ///< "preprocessing", ..., "e2e", "queue".
 std::string_view to_string(Verdict v) noexcept;    ///< "GO", "NO-GO", "INCONCLUSIVE", "NOT_APPLICABLE", "MISSING_ARM".
 

@@ -68,6 +68,7 @@ json context_json(const RunContext& c) {
   for (const auto& e : c.encoders)
     enc.push_back({{"model", e.model}, {"scale", e.scale}, {"real_weights", e.real_weights}, {"evidence", e.evidence}});
   j["encoders"] = enc;
+  if (!c.shared_cache.empty()) j["shared_cache"] = c.shared_cache;
   return j;
 }
 
@@ -144,6 +145,7 @@ RunContext read_context(const JsonFields& in, const json& j) {
   c.manifest_sha256 = in.str(j, w, "manifest_sha256");
   c.seed = static_cast<std::uint64_t>(in.integer(j, w, "seed", 1));
   c.started_utc = in.str(j, w, "started_utc");
+  c.shared_cache = in.str(j, w, "shared_cache");
   const json& enc = in.arr(j, w, "encoders");
   for (std::size_t i = 0; i < enc.size(); ++i) {
     std::string we = JsonFields::idx(JsonFields::key(w, "encoders"), i);

@@ -168,6 +168,7 @@ struct RunContext {
   std::uint64_t seed = 1;
   std::string started_utc;
   std::vector<EncoderContext> encoders;
+  std::string shared_cache;  ///< The warm-shared cells' Redis server (no password); empty: none.
 };
 
 /// The manifest as the run recorded it.

@@ -108,7 +108,7 @@ std::string latency_section(const RunRecord& run, const std::vector<const CellGr
     std::string caption =
         "Measured plus modelled: E2E = queueing + preprocessing + reference encode (measured) + synthesis "
         "(modelled). Colour: arm (blue M4a, vermillion M4b); line style: cache phase (solid cold, dashed warm, "
-        "dotted warm-disk). ";
+        "dotted warm-disk, dash-dot warm-shared). ";
     caption += from_requests ? fmt::format("Empirical CDF of {} successful requests, repeats pooled.", n_requests)
                              : "Drawn from the report's percentiles (p50, p90, p95, p99, max; nearest rank): "
                                "requests.jsonl was not available, so points are joined by straight lines.";

@@ -77,6 +77,8 @@ std::string cache_section(const RunRecord& run) {
   std::ostringstream os;
   os << "<section id=\"cache\"><h2>Cache counters per phase</h2>\n";
   std::vector<std::string> counters{"hits", "disk_hits", "misses", "merged", "uncacheable", "failed", "evictions"};
+  if (std::any_of(run.cells.begin(), run.cells.end(), [](const Cell& c) { return c.key.phase == Phase::warm_shared; }))
+    counters.insert(counters.begin() + 2, "shared_hits");  // where a run has a shared tier
   struct Row {
     std::string model;
     Arm arm = Arm::m4a;
@@ -135,7 +137,8 @@ std::string cache_section(const RunRecord& run) {
   }
   os << "</tbody></table></div>\n<p class=\"sub\">Measured: the encode service's counters, summed over the cells of "
         "each "
-        "model, arm and cache phase (cold: empty cache; warm: in-memory tier primed; warm-disk: disk tier only). "
+        "model, arm and cache phase (cold: empty cache; warm: in-memory tier primed; warm-disk: disk tier only; "
+        "warm-shared: the tier shared by replicas only, filled by another service). "
         "Outcomes count requests; batch sizes count encoder calls.</p>\n</section>\n";
   return os.str();
 }

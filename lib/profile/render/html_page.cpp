@@ -63,7 +63,15 @@ std::string arm_label(Arm arm) { return arm == Arm::m4b ? "M4b" : "M4a"; }
 
 const char* arm_colour(Arm arm) { return arm == Arm::m4b ? svg::palette::vermillion : svg::palette::blue; }
 
-std::string phase_dash(Phase phase) { return phase == Phase::cold ? "" : phase == Phase::warm ? "7 4" : "2 3"; }
+std::string phase_dash(Phase phase) {
+  switch (phase) {
+    case Phase::cold: return "";
+    case Phase::warm: return "7 4";
+    case Phase::warm_disk: return "2 3";
+    case Phase::warm_shared: return "7 3 2 3";
+  }
+  return "";
+}
 
 std::string verdict_class(Verdict verdict) {
   std::string cls(to_string(verdict));

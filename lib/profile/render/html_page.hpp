@@ -32,7 +32,7 @@ std::string interval_text(const Interval& i);
 
 std::string arm_label(Arm arm);       ///< "M4a", "M4b".
 const char* arm_colour(Arm arm);      ///< Blue M4a, vermillion M4b.
-std::string phase_dash(Phase phase);  ///< Solid cold, dashed warm, dotted warm-disk.
+std::string phase_dash(Phase phase);  ///< Solid cold, dashed warm, dotted warm-disk, dash-dot warm-shared.
 /// A verdict badge; with `model`, carrying data-model and data-verdict attributes.
 std::string verdict_badge(Verdict verdict, const std::string& model = {});
 /// The CSS class suffix of a verdict ("NO-GO", "MISSING-ARM").

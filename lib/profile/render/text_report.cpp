@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "profile/render/shared_tier_text.hpp"
 #include "profile/render/capacity_text.hpp"
 #include "profile/render/reuse_text.hpp"
 
@@ -14,19 +15,17 @@ std::string summary_table(const RunRecord& run) {
   os << fmt::format("{:<34} {:>4} {:>4} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>6}\n", "cell", "n", "err",
                     "pre p50", "enc p50", "enc p95", "ttfa p95", "e2e p50", "e2e p95", "req/s", "hit%");
   for (const Cell& c : run.cells) {
-    auto outcome = [&](const char* name) {
-      auto it = c.outcomes.find(name);
-      return it == c.outcomes.end() ? 0.0 : static_cast<double>(it->second);
-    };
     double n = static_cast<double>(c.count);
-    double hits = outcome("hit") + outcome("disk_hit") + outcome("merged");
+    double hits = hit_requests(c);
     os << fmt::format("{:<34} {:>4} {:>4} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>7.2f} {:>5.0f}%\n",
                       c.key.id(), c.count, c.errors, 1000 * c.stage(Stage::preprocessing).p50,
                       1000 * c.stage(Stage::encode).p50, 1000 * c.stage(Stage::encode).p95,
                       1000 * c.stage(Stage::ttfa).p95, 1000 * c.stage(Stage::e2e).p50, 1000 * c.stage(Stage::e2e).p95,
                       c.throughput_rps, n > 0 ? 100.0 * hits / n : 0.0);
   }
-  os << "(latencies in ms; preprocessing and encode measured, synthesis modelled; hit% = hit + disk_hit + merged)\n";
+  os << "(latencies in ms; preprocessing and encode measured, synthesis modelled; hit% = hit + disk_hit + "
+        "shared_hit + merged)\n";
+  os << shared_tier_lines(run);
   os << capacity_table(run);
   return os.str();
 }

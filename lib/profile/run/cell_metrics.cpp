@@ -9,7 +9,8 @@
 namespace refenc::profile {
 
 std::uint64_t encodes_performed(const ServiceStats& delta) {
-  std::uint64_t from_memory_misses = delta.misses > delta.tier.disk_hits ? delta.misses - delta.tier.disk_hits : 0;
+  const std::uint64_t tier_hits = delta.tier.disk_hits + delta.tier.shared_hits;
+  std::uint64_t from_memory_misses = delta.misses > tier_hits ? delta.misses - tier_hits : 0;
   return from_memory_misses + delta.uncacheable;
 }
 

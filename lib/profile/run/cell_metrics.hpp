@@ -21,9 +21,9 @@
 namespace refenc::profile {
 
 /// References encoded, by a cell's counter deltas (an M4b batch of four counts four): leaders that
-/// missed memory and were not answered by the disk tier (misses - disk_hits, failed encodes included:
-/// they cost the device too) plus uncacheable requests, which always encode. Recomputable from the
-/// cell's "cache" block of report.json.
+/// missed memory and were not answered by the disk or the shared tier (misses - disk_hits -
+/// shared_hits, failed encodes included: they cost the device too) plus uncacheable requests, which
+/// always encode. Recomputable from the cell's "cache" block of report.json.
 std::uint64_t encodes_performed(const ServiceStats& delta);
 
 /// The record of a finished cell (schema: reports/report.schema.json, "cells" items).

@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/sha256.hpp"
 #include "profile/run/reference_schedule.hpp"
+#include "profile/run/shared_cache_value.hpp"
 
 namespace refenc::profile {
 namespace {
@@ -281,8 +282,10 @@ Manifest parse_manifest(const json& j, const std::string& path) {
       ps.kind = Phase::warm;
     else if (kind == "warm-disk")
       ps.kind = Phase::warm_disk;
+    else if (kind == "warm-shared")
+      ps.kind = Phase::warm_shared;
     else
-      r.fail(Reader::key(w, "kind"), "must be cold, warm or warm-disk (got '" + kind + "')");
+      r.fail(Reader::key(w, "kind"), "must be cold, warm, warm-disk or warm-shared (got '" + kind + "')");
     if (!kinds.insert(kind).second) r.fail(Reader::key(w, "kind"), "duplicate phase '" + kind + "'");
     ps.concurrency = default_conc;
     if (const json* c = r.find(pj, "concurrency"))
@@ -371,12 +374,23 @@ Manifest parse_manifest(const json& j, const std::string& path) {
     m.gate.confidence = r.num(*g, "gate", "confidence", d.confidence, 0.5, 0.999);
   }
   if (const json* c = r.find(j, "cache")) {
-    r.object(*c, "cache", {"max_items", "max_bytes"});
+    r.object(*c, "cache", {"max_items", "max_bytes", "shared"});
     m.cache.max_items = static_cast<std::size_t>(
         r.integer(*c, "cache", "max_items", static_cast<std::int64_t>(m.cache.max_items), 1, 1LL << 40));
     m.cache.max_bytes = static_cast<std::size_t>(
         r.integer(*c, "cache", "max_bytes", static_cast<std::int64_t>(m.cache.max_bytes), 1, 1LL << 50));
+    if (r.find(*c, "shared")) {
+      m.cache.shared = r.str(*c, "cache", "shared", std::nullopt, true);
+      if (std::string why = shared_cache_problem(m.cache.shared); !why.empty()) r.fail("cache.shared", why);
+    }
   }
+  const bool shared_phase =
+      std::any_of(m.phases.begin(), m.phases.end(), [](const PhaseSpec& p) { return p.kind == Phase::warm_shared; });
+  if (shared_phase && m.cache.shared.empty())
+    r.fail("cache.shared", std::string("required by the warm-shared phase: \"") + local_shared_cache +
+                               "\" (a private redis-server on loopback) or a redis:// URL");
+  if (!shared_phase && !m.cache.shared.empty())
+    r.fail("cache.shared", "only a warm-shared phase uses the shared tier: add one or leave cache.shared out");
 
   if (const json* c = r.find(j, "capacity")) {
     std::vector<int> cold;  // the cold phase's levels: each rate step sends its references

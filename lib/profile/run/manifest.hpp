@@ -18,6 +18,7 @@
 #include "core/batch_coalescer.hpp"
 #include "profile/record/labels.hpp"
 #include "profile/record/workload_specs.hpp"
+#include "profile/run/shared_cache_value.hpp"
 #include "profile/run/capacity_spec.hpp"
 
 namespace refenc::profile {
@@ -85,6 +86,12 @@ struct ReferenceSpec {
 struct CacheSpec {
   std::size_t max_items = 4096;
   std::size_t max_bytes = std::size_t(512) << 20;
+  /// The tier shared by replicas, for warm-shared phases: "" (none), local_shared_cache, or a
+  /// redis://[user@]host[:port][/db] URL without a password (that comes from the environment).
+  std::string shared;
+  /// Set by the profiler for the services of a warm-shared cell (empty otherwise): the URL of the
+  /// server to use and the key prefix of the cell, so that cells and runs never see each other's values.
+  std::string shared_url, shared_prefix;
 };
 
 struct Manifest {

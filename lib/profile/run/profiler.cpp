@@ -22,6 +22,7 @@
 #include "profile/run/reference_set.hpp"
 #include "profile/run/run_context.hpp"
 #include "profile/run/runner.hpp"
+#include "profile/run/shared_tier_server.hpp"
 #include "profile/run/synthesis_model.hpp"
 #include "profile/run/telemetry.hpp"
 #include "profile/verdict/gate.hpp"
@@ -130,6 +131,9 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
       if (std::find(levels.begin(), levels.end(), c) == levels.end()) levels.push_back(c);
   }
   run.have_requests = true;
+  // The tier shared by replicas (warm-shared cells): a private server lives until the run returns or throws.
+  const SharedTierServer shared_server(manifest.cache, options.tmp_root);
+  run.context.shared_cache = shared_server.description();
 
   // Count the cells for progress.
   std::size_t total_requests = 0, total_cells = 0;
@@ -201,6 +205,16 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
               run_requests(*writer, distinct, setup, nullptr, info.frame_rate);
               writer.reset();
               service = backend->make_service(cell_arm, manifest.cache, tier_dir->path);
+            } else if (phase.kind == Phase::warm_shared) {
+              // Replica A (its own disk folder) fills the shared tier untimed; replica B, measured, has
+              // empty memory and disk tiers over the same shared tier (the cell's own key prefix).
+              const CacheSpec shared_cache = shared_server.for_cell(manifest.cache, cell_index);
+              const TempDir replica_a_dir(options.tmp_root);
+              auto replica_a = backend->make_service(cell_arm, shared_cache, replica_a_dir.path);
+              run_requests(*replica_a, distinct, setup, nullptr, info.frame_rate);
+              replica_a.reset();
+              tier_dir = std::make_unique<TempDir>(options.tmp_root);
+              service = backend->make_service(cell_arm, shared_cache, tier_dir->path);
             } else {
               service = backend->make_service(cell_arm, manifest.cache, "");
               if (phase.kind == Phase::warm) run_requests(*service, distinct, setup, nullptr, info.frame_rate);
@@ -247,6 +261,8 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
               run.cells.back().warnings.push_back(fmt::format(
                   "parity: {} of {} checked batched artifacts differ from a single encode of the same request",
                   parity->mismatched + parity->errors, parity->checked));
+            if (phase.kind == Phase::warm_shared)
+              for (std::string& w : shared_tier_warnings(delta)) run.cells.back().warnings.push_back(std::move(w));
             run.requests[key.id()] = std::move(cell_run.records);
           }
         }

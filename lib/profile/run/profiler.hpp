@@ -3,11 +3,15 @@
 // Cells run model by model, then phase, concurrency, repeat, with the arms interleaved innermost so
 // slow drift of the machine hits both arms alike. Per cell: a fresh service (cold: empty tiers;
 // warm: the measured references encoded first, untimed; warm-disk: a disk tier in a temp folder
-// populated by one service, measured through a new service over it); warmup requests from references
+// populated by one service, measured through a new service over it; warm-shared: replica A, with a
+// disk folder of its own and the shared tier of cache.shared, encodes them untimed, and replica B, with
+// empty memory and disk tiers over the same shared tier, is measured); warmup requests from references
 // outside the measured set (by default as many as the cell's concurrency); stats snapshot; the
 // measured requests (runner + modelled synthesis); stats delta and CPU/GPU telemetry; for M4b, the
-// parity check of the batched artifacts against single encodes, after the timed window. When `stop` turns true the current cell ends early and a partial
-// report marked "interrupted" is written.
+// parity check of the batched artifacts against single encodes, after the timed window. A private
+// redis-server for cache.shared "local" (SharedTierServer) lives as long as the run, failed or not.
+// When `stop` turns true the current cell ends early and a partial report marked "interrupted" is
+// written.
 //
 //   ProfileOptions o{.out_dir = "runs/x"};
 //   ProfileResult r = run_profile(load_manifest("workloads/smoke.json"), my_factory, o);
@@ -29,8 +33,8 @@ struct ProfileOptions {
   std::string out_dir;                      ///< Run folder to write (required).
   const std::atomic<bool>* stop = nullptr;  ///< Ctrl-C / SIGTERM flag.
   bool progress = false;                    ///< Progress line on stderr (only when it is a terminal).
-  std::string tmp_root;                     ///< Parent of warm-disk tier folders (default: system temp).
-  bool sleep_synthesis = true;              ///< false: modelled synthesis is computed, not slept (tests).
+  std::string tmp_root;         ///< Parent of warm-disk and warm-shared tier folders and of a private Redis server's.
+  bool sleep_synthesis = true;  ///< false: modelled synthesis is computed, not slept (tests).
   /// Asked at the start and the end of the run for the tensor library's version and threads (the
   /// encoders' LibTorch, from the CLI); absent: recorded as unavailable.
   std::function<LibraryContext()> library_context;
