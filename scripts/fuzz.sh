@@ -60,7 +60,7 @@ for target in "${targets[@]}"; do
     *)
       sources=("$root"/lib/audio/*.cpp "$root"/lib/core/error.cpp "$root"/lib/core/sha256.cpp
                "$root"/lib/profile/run/manifest.cpp "$root"/lib/profile/run/reference_schedule.cpp \
-               "$root"/lib/profile/run/shared_cache_value.cpp \
+               "$root"/lib/profile/run/capacity_spec.cpp "$root"/lib/profile/run/shared_cache_value.cpp \
                "$root"/lib/profile/record/labels.cpp)
       libs=(-lsndfile -lsamplerate -lcrypto) ;;
   esac

@@ -12,6 +12,7 @@
 #include "profile/record/run_folder.hpp"
 #include "profile/render/html_report.hpp"
 #include "profile/render/text_report.hpp"
+#include "profile/run/capacity_spec.hpp"
 #include "profile/run/device_queue.hpp"
 #include "profile/run/manifest.hpp"
 #include "profile/run/profiler.hpp"
@@ -198,6 +199,8 @@ TEST_CASE("capacity: the manifest block and its one-line errors") {
   json no_cold = with_capacity(json::parse("{" + slo + R"(, "rates": [1]})"));
   no_cold["phases"] = json::parse(R"([{"kind": "warm", "requests": 4}])");
   CHECK(error_of(no_cold) == kManifestPath + ": capacity: needs a cold phase (each rate step sends its references)");
+  CHECK_THROWS_WITH(parse_capacity(json::parse("{" + slo + R"(, "rates": [1]})"), "x.json", {4}, /*has_trace=*/true),
+                    "x.json: capacity: not with references.trace (a trace sets its own arrivals)");
 }
 
 TEST_CASE("device queue: one call at a time per stream, first come first served, on its own timeline") {
@@ -219,6 +222,17 @@ TEST_CASE("device queue: one call at a time per stream, first come first served,
   CHECK(z.start == t0 + milliseconds(10));
   CHECK(two.calls() == 3);
   CHECK_THROWS_AS(DeviceQueue(0), refenc::Error);
+  // A caller that comes straight back (within the catch-up window) continues at its previous end; one
+  // that comes back later, or another caller, is placed when it comes.
+  DeviceQueue gpu(1, milliseconds(5));
+  auto first = gpu.place(milliseconds(10), t0, /*caller=*/7);
+  auto again = gpu.place(milliseconds(10), first.end + milliseconds(3), 7);
+  CHECK(again.submitted == first.end);
+  CHECK(again.start == first.end);
+  auto late = gpu.place(milliseconds(10), again.end + milliseconds(9), 7);
+  CHECK(late.start == again.end + milliseconds(9));
+  auto other = gpu.place(milliseconds(10), late.end + milliseconds(1), 8);
+  CHECK(other.start == late.end + milliseconds(1));
   SyntheticDeviceCost cost{.fixed_ms = 20, .per_item_ms = 2};
   CHECK(synthetic_knee_rps(cost, 1) == Approx(1000.0 / 22));
   CHECK(synthetic_knee_rps(cost, 8) == Approx(8000.0 / 36));

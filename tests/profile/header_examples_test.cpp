@@ -387,7 +387,7 @@ TEST_CASE("header examples: capacity") {
     // run/capacity_spec.hpp
     CapacitySpec c = parse_capacity(nlohmann::json::parse(R"({"slo": {"ttfa_ms": 800, "e2e_ms": 4000},
                                     "rates": [2, 4, 8]})"),
-                                    "x.json", /*largest_concurrency=*/16);
+                                    "x.json", /*cold_concurrency=*/{8, 16});
     bool searched = c.rates.empty();  // false: the three rates are run as listed, ascending
     CHECK_FALSE(searched);
   }

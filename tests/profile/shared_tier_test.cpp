@@ -278,7 +278,7 @@ TEST_CASE("warm-shared: replica B's requests are shared hits, nothing encoded; t
   CHECK(run.context.shared_cache == r.run.context.shared_cache);
   CHECK(validate_report_file(dir).empty());
   // The gate reads cold cells only: warm-shared cells change no verdict.
-  CHECK(rep["gate"]["models"][0]["levels"].size() == 1);
+  CHECK(rep["gate"]["models"][0]["concurrency"].size() == 1);
 
   // Text summary and summary.md: shared hits count as hits, and are shown apart.
   const std::string table = summary_table(r.run);

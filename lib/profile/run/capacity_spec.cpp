@@ -31,7 +31,7 @@ struct Fields {
       if (!ok.count(it.key())) fail(where + "." + it.key(), "unknown field");
   }
 
-  /// A number > lo (and <= hi); `required` when it has no default.
+  /// A number > 0 and <= hi.
   double positive(const json& j, const std::string& where, double hi) const {
     if (!j.is_number()) fail(where, "must be a number");
     double d = j.get<double>();
@@ -43,8 +43,11 @@ struct Fields {
 
 }  // namespace
 
-CapacitySpec parse_capacity(const json& j, const std::string& file, int largest_concurrency) {
+CapacitySpec parse_capacity(const json& j, const std::string& file, const std::vector<int>& cold_concurrency,
+                            bool has_trace) {
   const Fields f{file};
+  if (cold_concurrency.empty()) f.fail("capacity", "needs a cold phase (each rate step sends its references)");
+  if (has_trace) f.fail("capacity", "not with references.trace (a trace sets its own arrivals)");
   f.only(j, "capacity", {"slo", "rates", "arrivals", "concurrency", "search"});
   CapacitySpec c;
   auto slo = j.find("slo");
@@ -99,7 +102,7 @@ CapacitySpec parse_capacity(const json& j, const std::string& file, int largest_
       f.fail("capacity.arrivals", "must be \"poisson\" or \"uniform\"");
     c.uniform = a->get<std::string>() == "uniform";
   }
-  c.concurrency = largest_concurrency;
+  c.concurrency = *std::max_element(cold_concurrency.begin(), cold_concurrency.end());
   if (auto cc = j.find("concurrency"); cc != j.end()) {
     if (!cc->is_number_integer() || cc->get<long long>() < 1 || cc->get<long long>() > 4096)
       f.fail("capacity.concurrency", "must be an integer in [1, 4096]");

@@ -4,7 +4,7 @@
 // "workloads/x.json: capacity.rates[1]: must be > 0".
 //
 //   CapacitySpec c = parse_capacity(nlohmann::json::parse(R"({"slo": {"ttfa_ms": 800, "e2e_ms": 4000},
-//                                   "rates": [2, 4, 8]})"), "x.json", /*largest_concurrency=*/16);
+//                                   "rates": [2, 4, 8]})"), "x.json", /*cold_concurrency=*/{8, 16});
 //   bool searched = c.rates.empty();   // false: the three rates are run as listed, ascending
 #pragma once
 
@@ -26,8 +26,10 @@ struct CapacitySpec {
   bool uniform = false;       ///< Arrivals evenly spaced at 1/rate; false: Poisson (the default).
 };
 
-/// Parses and validates a "capacity" block of the manifest `file`. `largest_concurrency` is the
-/// default for "concurrency".
-CapacitySpec parse_capacity(const nlohmann::json& j, const std::string& file, int largest_concurrency);
+/// Parses and validates a "capacity" block of the manifest `file`. `cold_concurrency` holds the cold
+/// phase's levels (empty: the manifest has no cold phase, an error); their largest is the default
+/// "concurrency". `has_trace`: the manifest replays a request trace (an error: it sets its own arrivals).
+CapacitySpec parse_capacity(const nlohmann::json& j, const std::string& file, const std::vector<int>& cold_concurrency,
+                            bool has_trace = false);
 
 }  // namespace refenc::profile

@@ -405,12 +405,9 @@ Manifest parse_manifest(const json& j, const std::string& path) {
     r.fail("cache.shared", "only a warm-shared phase uses the shared tier: add one or leave cache.shared out");
 
   if (const json* c = r.find(j, "capacity")) {
-    auto cold =
-        std::find_if(m.phases.begin(), m.phases.end(), [](const PhaseSpec& p) { return p.kind == Phase::cold; });
-    if (cold == m.phases.end()) r.fail("capacity", "needs a cold phase (each rate step sends its references)");
-    if (!m.references.trace_lines.empty())
-      r.fail("capacity", "not with references.trace (a trace sets its own arrivals)");
-    m.capacity = parse_capacity(*c, path, *std::max_element(cold->concurrency.begin(), cold->concurrency.end()));
+    std::vector<int> cold;  // the cold phase's levels: each rate step sends its references
+    for (const PhaseSpec& p : m.phases) cold = p.kind == Phase::cold ? p.concurrency : cold;
+    m.capacity = parse_capacity(*c, path, cold, !m.references.trace_lines.empty());
   }
   int needed = m.measured_references() +
                (m.references.warmup == warmup_concurrency ? min_warmup_references : m.references.warmup) +

@@ -23,12 +23,12 @@ class SyntheticHook final : public ReferenceEncodeHook<std::string, std::string,
     return ReferenceEncodeKey{"synthetic-device", "1", "device", "cfg", "codes", sha256_hex(s), ""};
   }
   std::string encode_one(const std::string& s) override {
-    run(1);
+    run(1, false);
     return artifact(s);
   }
   bool can_encode_batch() const override { return true; }
   std::vector<std::string> encode_batch(std::span<const std::string* const> items) override {
-    run(items.size());
+    run(items.size(), true);  // from a batch worker feeding the device back to back
     std::vector<std::string> out;
     for (const std::string* s : items) out.push_back(artifact(*s));
     return out;
@@ -38,9 +38,9 @@ class SyntheticHook final : public ReferenceEncodeHook<std::string, std::string,
   std::size_t stored_bytes(const std::string& s) const override { return s.size(); }
 
  private:
-  void run(std::size_t n) {
+  void run(std::size_t n, bool resume) {
     std::chrono::duration<double, std::milli> ms(cost_.fixed_ms + cost_.per_item_ms * static_cast<double>(n));
-    device_.run(std::chrono::duration_cast<DeviceQueue::Clock::duration>(ms));
+    device_.run(std::chrono::duration_cast<DeviceQueue::Clock::duration>(ms), resume);
   }
   std::string artifact(const std::string& s) const {
     std::string a = s.substr(0, cost_.artifact_bytes);
