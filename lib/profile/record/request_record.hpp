@@ -42,6 +42,9 @@ struct RequestRecord {
   std::string key;  ///< The cache key's digest (empty: uncacheable, failed before keying, or an old run).
   std::uint64_t stored_bytes = 0;  ///< Stored size of the artifact served (0 when none or unknown).
   int worker = -1;                 ///< The runner's worker (thread) that sent it, from 0; -1 when not recorded.
+  bool aa = false;                 ///< Sent by an A/A twin cell.
+  bool contaminated = false;       ///< Its cell stayed over the contamination thresholds.
+  int attempt = 0;                 ///< Its cell's attempt (0 first; re-runs of contaminated cells count up).
 
   bool ok() const { return outcome != "failed"; }
   /// The time of one stage, in seconds.

@@ -65,5 +65,7 @@ std::string cells_table(const RunRecord& run);
 std::string cache_section(const RunRecord& run);
 std::string utilisation_section(const RunRecord& run);
 std::string context_section(const RunRecord& run);
+/// A/A twins and spread, host load and contamination per cell, the stopping rule (html_noise.cpp).
+std::string noise_section(const RunRecord& run);
 
 }  // namespace refenc::profile::html

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/sha256.hpp"
+#include "profile/run/noise_manifest.hpp"
 #include "profile/run/reference_schedule.hpp"
 
 namespace refenc::profile {
@@ -164,7 +165,7 @@ Manifest parse_manifest(const json& j, const std::string& path) {
   Reader r(path);
   r.object(j, "",
            {"schema_version", "name", "description", "seed", "models", "references", "texts", "phases", "concurrency",
-            "arms", "repeats", "requests", "arrivals", "gate", "cache"});
+            "arms", "repeats", "requests", "arrivals", "gate", "cache", "aa", "contamination", "stopping"});
   Manifest m;
   m.path = path;
   m.raw = j;
@@ -377,6 +378,10 @@ Manifest parse_manifest(const json& j, const std::string& path) {
     m.cache.max_bytes = static_cast<std::size_t>(
         r.integer(*c, "cache", "max_bytes", static_cast<std::int64_t>(m.cache.max_bytes), 1, 1LL << 50));
   }
+
+  std::vector<Arm> noise_arms;
+  for (const ArmSpec& a : m.arms) noise_arms.push_back(a.arm);
+  m.noise = parse_noise_settings(j, path, m.repeats, noise_arms);
 
   int needed = m.measured_references() +
                (m.references.warmup == warmup_concurrency ? min_warmup_references : m.references.warmup) +

@@ -17,6 +17,7 @@
 
 #include "core/batch_coalescer.hpp"
 #include "profile/record/labels.hpp"
+#include "profile/record/noise_record.hpp"
 #include "profile/record/workload_specs.hpp"
 
 namespace refenc::profile {
@@ -100,7 +101,8 @@ struct Manifest {
   ArrivalSpec arrivals;
   GateSpec gate;
   CacheSpec cache;
-  nlohmann::json raw;  ///< The manifest as parsed (kept in the report).
+  NoiseSettings noise;  ///< A/A arms, contamination thresholds, the stopping rule ("aa", "contamination", "stopping").
+  nlohmann::json raw;   ///< The manifest as parsed (kept in the report).
 
   /// Measured references needed: the largest `distinct` of any phase.
   int measured_references() const;

@@ -17,12 +17,15 @@
 #include "profile/record/run_folder.hpp"
 #include "profile/render/text_report.hpp"
 #include "profile/run/cell_metrics.hpp"
+#include "profile/run/cell_plan.hpp"
 #include "profile/run/reference_schedule.hpp"
 #include "profile/run/reference_set.hpp"
 #include "profile/run/run_context.hpp"
 #include "profile/run/runner.hpp"
+#include "profile/run/stopping_rule.hpp"
 #include "profile/run/synthesis_model.hpp"
 #include "profile/run/telemetry.hpp"
+#include "profile/verdict/aa_spread.hpp"
 #include "profile/verdict/gate.hpp"
 
 namespace refenc::profile {
@@ -129,6 +132,7 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
       if (std::find(levels.begin(), levels.end(), c) == levels.end()) levels.push_back(c);
   }
   run.have_requests = true;
+  run.noise = manifest.noise;
 
   // Count the cells for progress.
   std::size_t total_requests = 0, total_cells = 0;
@@ -183,8 +187,12 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
         distinct.push_back(work_item(static_cast<std::size_t>(i), static_cast<std::size_t>(i)));
 
       for (int conc : phase.concurrency) {
-        for (int rep = 0; rep < manifest.repeats; ++rep) {
-          for (const ArmSpec& arm : arms) {
+        for (int rep = 0; keep_repeating(run, manifest, spec.name, phase.kind, conc, rep, run.noise->stops); ++rep) {
+          if (stopped()) break;
+          // The arms interleaved, then A/A twins; a contaminated cell's re-run goes in right after it.
+          std::vector<CellPlan> plan = cell_plan(arms, manifest.noise);
+          for (std::size_t k = 0; k < plan.size(); ++k) {
+            const ArmSpec arm = plan[k].arm;
             if (stopped()) break;
             CellKey key{spec.name, arm.arm, phase.kind, conc, rep};
             ArmSpec cell_arm = arm;
@@ -226,8 +234,13 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
                           .on_done = [&](std::size_t) { progress.add(1); }};
             ServiceStats before = service->stats();
             TelemetrySampler telemetry;
+            const ProcSnapshot host_start = options.host_probe ? options.host_probe() : ProcSnapshot{};
             RunResult cell_run = run_requests(*service, items, ro, &synth, info.frame_rate);
             TelemetrySummary tel = telemetry.stop();
+            std::optional<HostLoad> host;
+            if (options.host_probe) host = host_load_between(host_start, options.host_probe());
+            const std::vector<std::string> dirty =
+                host ? contamination_reasons(*host, manifest.noise.contamination) : std::vector<std::string>{};
             ServiceStats delta = service->stats().minus(before);
             bool batching = service->batching();
             std::optional<ParitySummary> parity;
@@ -236,6 +249,10 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
                                      parity_sample);
             service.reset();
             if (cell_run.records.empty() && stopped()) break;
+            if (rerun(plan[k], dirty, manifest.noise.contamination) && !stopped()) {
+              plan.insert(plan.begin() + static_cast<std::ptrdiff_t>(k) + 1, plan[k].retry(*host));
+              continue;
+            }
             run.cells.push_back(make_cell(key, cell_run, delta, tel, ro.open_loop, batching));
             add_cache_reuse(run.cells.back(), cell_run.records, manifest.cache);
             run.cells.back().parity = parity;
@@ -246,7 +263,8 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
               run.cells.back().warnings.push_back(fmt::format(
                   "parity: {} of {} checked batched artifacts differ from a single encode of the same request",
                   parity->mismatched + parity->errors, parity->checked));
-            run.requests[key.id()] = std::move(cell_run.records);
+            run.requests[plan[k].aa ? aa_cell_id(key) : key.id()] = std::move(cell_run.records);
+            finish_cell(run, plan[k], host, dirty);
           }
         }
       }
@@ -259,6 +277,7 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
   for (const ModelEntry& m : run.models)
     run.context.encoders.push_back({m.name, m.scale, m.evidence_grade, m.real_weights});
   if (options.library_context) run.context.libtorch = ask_library(options);  // threads as the encoders left them
+  run.noise->aa_spread = aa_spread(run);
   run.gate = evaluate_gate(run, run.gate_options());
   write_run(options.out_dir, run, summary_markdown(run));
   return result;
