@@ -4,7 +4,7 @@
 // an A/A twin, with its host load, contamination and attempt.
 //
 //   std::vector<CellPlan> plan = cell_plan(arms, manifest.noise);  // m4a, m4b, m4a (A/A)
-//   for (std::size_t k = 0; k < plan.size(); ++k) { ... }          // may grow with re-runs
+//   bool twin = plan.back().aa;                                    // true; the plan may grow with re-runs
 #pragma once
 
 #include <optional>

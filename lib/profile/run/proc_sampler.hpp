@@ -3,9 +3,8 @@
 // jiffies) and this process's utime + stime from /proc/self/stat. The parsers take the files' text,
 // so tests feed them fake /proc content.
 //
-//   ProcSnapshot a = read_proc_snapshot();            // at the cell's start
-//   // ... the cell runs ...
-//   HostLoad load = host_load_between(a, read_proc_snapshot());
+//   ProcSnapshot a = read_proc_snapshot();                       // at the cell's start, then the cell runs
+//   HostLoad load = host_load_between(a, read_proc_snapshot());  // other_cpu_share, steal_share, ...
 //   ProcSnapshot fake = parse_proc_snapshot("0.50 0.40 0.30 1/99 7\n", "cpu  100 0 50 800 10 0 0 40 0 0\n",
 //                                           "7 (refenc) R 1 7 7 0 -1 0 0 0 0 0 30 20 0 0\n", 2);
 #pragma once

@@ -4,7 +4,7 @@
 // from the cells so far) is wider than `stopping.target_width`. A stop is recorded with its reason.
 //
 //   std::vector<StopRecord> stops;
-//   for (int rep = 0; keep_repeating(run, manifest, "fish-s2-pro", Phase::cold, 8, rep, stops); ++rep) { ... }
+//   for (int rep = 0; keep_repeating(run, manifest, "fish-s2-pro", Phase::cold, 8, rep, stops); ++rep) run_repeat(rep);
 #pragma once
 
 #include <string>
