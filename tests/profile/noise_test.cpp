@@ -243,6 +243,11 @@ TEST_CASE("a contaminated cell is re-run, and one that stays contaminated makes 
         CHECK(q.attempt == 1);
       }
     CHECK(to_json(evaluate_gate(run, run.gate_options())) == to_json(*r.run.gate));
+    // Compare does not hide it: every group with a contaminated cell says so.
+    CompareResult self = compare_runs(run, run, {});
+    REQUIRE(self.cells.size() == 2);
+    CHECK(self.cells[0].contaminated);
+    CHECK(to_json(self)["cells"][0]["contaminated"] == true);
     CHECK(format_gate(*run.gate).find("contaminated (decides nothing): batcher/m4a/cold/c2/r0") != std::string::npos);
     CHECK(summary_markdown(run).find("Cells re-run or contaminated") != std::string::npos);
     std::string page = render_html_report(run);

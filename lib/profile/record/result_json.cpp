@@ -203,7 +203,10 @@ json to_json(const CompareResult& r) {
       if (m.p_value >= 0) mj["u_test_p"] = m.p_value;
       metrics[std::string(to_string(m.metric))] = mj;
     }
-    cells.push_back({{"cell", c.group.label()}, {"metrics", metrics}, {"regression", c.regression}});
+    cells.push_back({{"cell", c.group.label()},
+                     {"metrics", metrics},
+                     {"regression", c.regression},
+                     {"contaminated", c.contaminated}});
   }
   RunRecord evidence;
   evidence.models = r.baseline_evidence;

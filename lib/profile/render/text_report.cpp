@@ -137,11 +137,12 @@ std::string format_compare(const CompareResult& r) {
     for (const MetricChange& m : c.metrics) {
       bool tput = m.metric == CompareMetric::throughput;
       double scale = tput ? 1.0 : 1000.0;
-      os << fmt::format(
-          "{:<30} {:<18} {:>10.2f} {:>10.2f} {:>+8.1f}% [{:+.1f}, {:+.1f}] {:>6.1f}% {:>6}  {}\n", c.group.label(),
-          std::string(to_string(m.metric)) + (tput ? " (req/s)" : " (ms)"), scale * m.baseline, scale * m.current,
-          100 * m.change.point, 100 * m.change.lo, 100 * m.change.hi, 100 * m.noise_floor,
-          m.p_value < 0 ? std::string("-") : fmt::format("{:.3f}", m.p_value), m.regression ? "REGRESSION" : "");
+      os << fmt::format("{:<30} {:<18} {:>10.2f} {:>10.2f} {:>+8.1f}% [{:+.1f}, {:+.1f}] {:>6.1f}% {:>6}  {}\n",
+                        c.group.label(), std::string(to_string(m.metric)) + (tput ? " (req/s)" : " (ms)"),
+                        scale * m.baseline, scale * m.current, 100 * m.change.point, 100 * m.change.lo,
+                        100 * m.change.hi, 100 * m.noise_floor,
+                        m.p_value < 0 ? std::string("-") : fmt::format("{:.3f}", m.p_value),
+                        std::string(m.regression ? "REGRESSION" : "") + (c.contaminated ? " (contaminated)" : ""));
     }
   }
   for (const GroupKey& u : r.unmatched) os << "unmatched cell (in one run only): " << u.label() << '\n';

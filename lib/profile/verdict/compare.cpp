@@ -70,6 +70,8 @@ CompareResult compare_run_sets(const std::vector<const RunRecord*>& baseline,
     }
     const CellGroup& b = bit->second.pooled;
     CellChange change{c.key, {}, false};
+    for (const CellGroup* g : {&b, &c})
+      for (const Cell* cell : g->cells) change.contaminated = change.contaminated || cell->contaminated;
     // Per-run figures, the noise floor, and the U test; `worse` is +1 when a larger value is worse.
     auto judge = [&](MetricChange& mc, double worse) {
       for (const CellGroup* g : bit->second.per_run) mc.baseline_runs.push_back(run_value(*g, mc.metric));
