@@ -13,6 +13,9 @@
 #   scripts/noise_check.sh                            # build/release/apps/refenc/refenc, OUT=runs/noise-check-<time>
 #   RUNS=3 NO_BUSY=1 scripts/noise_check.sh           # skip check 3
 #   REFENC=path/to/refenc MANIFEST=workloads/smoke.json OUT=/tmp/nc scripts/noise_check.sh
+#   REUSE=1 OUT=/tmp/nc scripts/noise_check.sh          # judge the runs already in OUT again, profile nothing
+# On a busy machine every cell is contaminated and compare judges none of them (it says so): check 2
+# then needs an idle machine, or COMPARE_ARGS=--judge-contaminated to see what the noise floor alone does.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 REFENC=${REFENC:-build/release/apps/refenc/refenc}
@@ -22,6 +25,7 @@ SLOW_MODEL=${SLOW_MODEL:-fish-s2-pro}
 SLOW_FACTOR=${SLOW_FACTOR:-1.3}
 OUT=${OUT:-runs/noise-check-$(date -u +%Y%m%d-%H%M%S)}
 NO_BUSY=${NO_BUSY:-0}
+COMPARE_ARGS=${COMPARE_ARGS:-}  # e.g. --judge-contaminated on a machine that is never idle
 BUSY_BUILD=${BUSY_BUILD:-build/noise-busy}
 passed=0
 failed=0
@@ -38,6 +42,7 @@ check() {  # check NAME CONDITION-EXIT-STATUS DETAIL
 }
 
 profile() {  # profile MANIFEST DIR: gate verdicts (exit 0, 10, 11, 12) count as a completed run
+  if [ "${REUSE:-0}" = 1 ] && [ -f "$2/report.json" ]; then return 0; fi
   local start=$SECONDS
   "$REFENC" profile "$1" --out "$2" --no-progress >"$2.log" 2>&1
   local rc=$?
@@ -60,7 +65,7 @@ echo "noise check: $MANIFEST, $RUNS back-to-back runs, into $OUT; load average $
 
 # 1. Back to back.
 for i in $(seq 1 "$RUNS"); do profile "$MANIFEST" "$OUT/run$i" || exit 1; done
-"$REFENC" compare "$OUT/run1" "$OUT/run2" >"$OUT/compare-run1-run2.txt" 2>&1
+"$REFENC" compare $COMPARE_ARGS "$OUT/run1" "$OUT/run2" >"$OUT/compare-run1-run2.txt" 2>&1
 rc=$?
 check "back to back: compare run1 run2 flags no regression" $((rc != 0)) \
   "exit $rc, $(tail -1 "$OUT/compare-run1-run2.txt")"
@@ -68,7 +73,7 @@ if [ "$RUNS" -ge 2 ]; then
   base=()
   cur=()
   for i in $(seq 1 "$RUNS"); do [ $((i % 2)) -eq 1 ] && base+=("$OUT/run$i") || cur+=("$OUT/run$i"); done
-  "$REFENC" compare --baseline "${base[@]}" --current "${cur[@]}" >"$OUT/compare-odd-even.txt" 2>&1
+  "$REFENC" compare $COMPARE_ARGS --baseline "${base[@]}" --current "${cur[@]}" >"$OUT/compare-odd-even.txt" 2>&1
   rc=$?
   check "back to back: compare odd runs with even runs, no regression" $((rc != 0)) \
     "exit $rc, $(tail -1 "$OUT/compare-odd-even.txt")"
@@ -101,7 +106,7 @@ m["name"] = m["name"] + "-slow"
 json.dump(m, open(dst, "w"), indent=1)
 PY
 profile "$slow" "$OUT/slow" || exit 1
-"$REFENC" compare "$OUT/run$RUNS" "$OUT/slow" >"$OUT/compare-slow.txt" 2>&1
+"$REFENC" compare $COMPARE_ARGS "$OUT/run$RUNS" "$OUT/slow" >"$OUT/compare-slow.txt" 2>&1
 rc=$?
 flagged=$(grep -c "^$SLOW_MODEL/.* p95_e2e .*REGRESSION" "$OUT/compare-slow.txt")
 others=$(grep "REGRESSION" "$OUT/compare-slow.txt" | grep -vc "^$SLOW_MODEL/")
@@ -109,7 +114,10 @@ check "synthesis step cost x$SLOW_FACTOR: $SLOW_MODEL E2E regressions flagged" $
   "exit $rc, $flagged $SLOW_MODEL p95_e2e regressions, $others in other models"
 
 # 3. A busy machine.
-if [ "$NO_BUSY" != 1 ]; then
+if [ "$NO_BUSY" != 1 ] && [ "${REUSE:-0}" = 1 ] && [ -f "$OUT/busy/report.json" ]; then
+  busy_done=1
+fi
+if [ "$NO_BUSY" != 1 ] && [ -z "${busy_done:-}" ]; then
   if [ -z "${BUSY_CMD:-}" ]; then
     cmake -S . -B "$BUSY_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREFENC_LAYERS=profile -DREFENC_APP=OFF \
       >"$OUT/busy-configure.log" 2>&1 || { echo "noise_check: cannot configure $BUSY_BUILD" >&2; exit 1; }
@@ -120,6 +128,8 @@ if [ "$NO_BUSY" != 1 ]; then
   profile "$MANIFEST" "$OUT/busy"
   kill -- -"$busy" 2>/dev/null
   wait "$busy" 2>/dev/null
+fi
+if [ "$NO_BUSY" != 1 ]; then
   bad=0
   detail=""
   for mv in $(verdicts "$OUT/busy"); do

@@ -443,6 +443,6 @@ TEST_CASE("header examples: noise") {
     std::string md = noise_markdown(run);   // "" for a run without noise settings
     cout << compare_runs_line(comparison);  // "runs: baseline 1 (runs/a), current 1 (runs/b); ..."
     CHECK(md.empty());
-    CHECK(cout.str().find("stability: 100% of bootstrap replicates agree") != std::string::npos);
+    CHECK(cout.str().find("stability: 100% of bootstrap replicates give each level's verdict") != std::string::npos);
   }
 }

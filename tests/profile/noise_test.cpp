@@ -326,7 +326,8 @@ TEST_CASE("verdict stability: bootstrap replicates that agree with each level's 
     CHECK(v.stability->bootstrap_agreement == 1.0);
     CHECK(v.stability->repeats == 1);
     CHECK(v.stability->repeats_agreeing == 1);
-    CHECK(format_gate(gate).find("stability: 100% of bootstrap replicates agree") != std::string::npos);
+    CHECK(format_gate(gate).find("stability: 100% of bootstrap replicates give each level's verdict") !=
+          std::string::npos);
   }
 }
 
@@ -386,6 +387,25 @@ TEST_CASE("compare over several runs: the noise floor and the U test decide what
     // The same change with quiet twins (2%) is one.
     RunRecord qb = make(1.0, 0.02, 1), qc = make(1.12, 0.02, 2);
     CHECK(compare_runs(qb, qc, {.threshold = 0.10}).regressions == 1);
+    // ... unless a cell of the group ran on a busy machine: then it decides nothing (or is judged on request).
+    qc.cells[0].contaminated = true;
+    CompareResult busy = compare_runs(qb, qc, {.threshold = 0.10});
+    CHECK(busy.regressions == 0);
+    CHECK(busy.contaminated == 1);
+    CHECK(format_compare(busy).find("1 cells ran on a busy machine (contaminated) on one side or both: they decide "
+                                    "nothing") != std::string::npos);
+    CHECK(compare_runs(qb, qc, {.threshold = 0.10, .judge_contaminated = true}).regressions == 1);
+    qc.cells[0].contaminated = false;
+    // 50% slower, but by microseconds (a memory hit): below the smallest latency change, not a regression.
+    RunRecord tb = make(0.00002, 0.02, 1), tc = make(0.00003, 0.02, 2);
+    CompareResult tiny = compare_runs(tb, tc, {.threshold = 0.10});
+    for (const MetricChange& m : tiny.cells[0].metrics)
+      if (m.metric == CompareMetric::p95_e2e || m.metric == CompareMetric::p95_encode) {
+        INFO(to_string(m.metric));
+        CHECK(m.change.lo > 0.10);
+        CHECK_FALSE(m.regression);
+      }
+    CHECK(compare_runs(tb, tc, {.threshold = 0.10, .min_change_s = 0}).cells[0].metrics[1].regression);
   }
   SECTION("three runs each side: per-run figures, the between-run spread and the U test") {
     std::vector<RunRecord> base, same, slow;

@@ -55,6 +55,9 @@ struct CompareResult {
   std::vector<std::string> baseline_dirs, current_dirs;  ///< Every run on each side (the first is *_dir).
   double alpha = 0.05;                                   ///< The U test's level.
   int min_runs_for_test = 3;                             ///< Runs each side needs before the U test applies.
+  double min_change_s = 0.001;                           ///< Smallest latency change that can be a regression.
+  int contaminated = 0;                                  ///< Matched groups with a contaminated cell on either side.
+  bool judge_contaminated = false;                       ///< Whether they were judged (else they decide nothing).
 };
 
 }  // namespace refenc::profile

@@ -223,7 +223,10 @@ json to_json(const CompareResult& r) {
           {"method", r.method},
           {"baseline_runs", r.baseline_dirs},
           {"current_runs", r.current_dirs},
-          {"u_test", {{"alpha", r.alpha}, {"min_runs_each_side", r.min_runs_for_test}}}};
+          {"u_test", {{"alpha", r.alpha}, {"min_runs_each_side", r.min_runs_for_test}}},
+          {"min_latency_change_s", r.min_change_s},
+          {"contaminated", r.contaminated},
+          {"judge_contaminated", r.judge_contaminated}};
 }
 
 json to_json(const RequestRecord& r) {

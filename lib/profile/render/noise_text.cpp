@@ -29,13 +29,14 @@ std::vector<std::string> verdict_noise_lines(const ModelVerdict& m) {
     std::string levels;
     for (const LevelResult& l : m.levels)
       if (l.bootstrap_go_share >= 0)
-        levels +=
-            fmt::format("{}c{} GO in {}", levels.empty() ? "" : ", ", l.concurrency, percent(l.bootstrap_go_share));
+        levels += fmt::format("{}c{} {}, GO in {}", levels.empty() ? "" : "; ", l.concurrency, to_string(l.outcome),
+                              percent(l.bootstrap_go_share));
     std::string repeats;
     for (Verdict v : s.repeat_verdicts) repeats += (repeats.empty() ? "" : " ") + std::string(to_string(v));
-    out.push_back(fmt::format("stability: {} of bootstrap replicates agree ({}); {} of {} repeats alone give {} [{}]",
-                              percent(s.bootstrap_agreement), levels.empty() ? "no replicates" : levels,
-                              s.repeats_agreeing, s.repeats, to_string(m.verdict), repeats));
+    out.push_back(fmt::format(
+        "stability: {} of bootstrap replicates give each level's verdict ({}); {} of {} repeats alone give {} [{}]",
+        percent(s.bootstrap_agreement), levels.empty() ? "no replicates" : levels, s.repeats_agreeing, s.repeats,
+        to_string(m.verdict), repeats));
   }
   return out;
 }
@@ -99,9 +100,10 @@ std::string compare_runs_line(const CompareResult& r) {
   const bool test = static_cast<int>(r.baseline_dirs.size()) >= r.min_runs_for_test &&
                     static_cast<int>(r.current_dirs.size()) >= r.min_runs_for_test;
   return fmt::format(
-      "runs: baseline {} ({}), current {} ({}); a regression must exceed the threshold {:.0f}% and the metric's "
-      "noise floor (column floor){}\n",
+      "runs: baseline {} ({}), current {} ({}); a regression must exceed the threshold {:.0f}% (a latency by "
+      "at least {:g} ms) and the metric's noise floor (column floor){}\n",
       r.baseline_dirs.size(), list(r.baseline_dirs), r.current_dirs.size(), list(r.current_dirs), 100 * r.threshold,
+      1000 * r.min_change_s,
       test ? fmt::format(", and pass a one-sided Mann-Whitney U test over per-run figures at p <= {}", r.alpha)
            : fmt::format("; U test not applied (needs {} runs each side)", r.min_runs_for_test));
 }

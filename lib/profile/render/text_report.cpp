@@ -148,6 +148,9 @@ std::string format_compare(const CompareResult& r) {
   for (const GroupKey& u : r.unmatched) os << "unmatched cell (in one run only): " << u.label() << '\n';
   os << fmt::format("{} cells compared, {} with a regression beyond {:.0f}% and the noise floor\n", r.matched,
                     r.regressions, 100 * r.threshold);
+  if (r.contaminated > 0)
+    os << fmt::format("{} cells ran on a busy machine (contaminated) on one side or both: {}\n", r.contaminated,
+                      r.judge_contaminated ? "judged all the same (--judge-contaminated)" : "they decide nothing");
   return os.str();
 }
 

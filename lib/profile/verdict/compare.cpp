@@ -1,5 +1,6 @@
 #include "profile/verdict/compare.hpp"
 
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
@@ -54,6 +55,8 @@ CompareResult compare_run_sets(const std::vector<const RunRecord*>& baseline,
   result.threshold = options.threshold;
   result.alpha = options.alpha;
   result.min_runs_for_test = options.min_runs_for_test;
+  result.min_change_s = options.min_change_s;
+  result.judge_contaminated = options.judge_contaminated;
   std::vector<std::map<GroupKey, CellGroup>> base_groups, cur_groups;
   for (const RunRecord* r : baseline) base_groups.push_back(group_cells(*r));
   for (const RunRecord* r : current) cur_groups.push_back(group_cells(*r));
@@ -88,8 +91,10 @@ CompareResult compare_run_sets(const std::vector<const RunRecord*>& baseline,
       const Interval& ch = mc.change;
       const double size = worse * ch.point;
       const bool excludes_zero = worse > 0 ? ch.lo > 0 : ch.hi < 0;
-      mc.regression =
-          size > options.threshold && size > mc.noise_floor && excludes_zero && (!test || mc.p_value <= options.alpha);
+      const bool large =
+          mc.metric == CompareMetric::throughput || std::abs(mc.current - mc.baseline) >= options.min_change_s;
+      mc.regression = size > options.threshold && size > mc.noise_floor && excludes_zero && large &&
+                      (!test || mc.p_value <= options.alpha) && (options.judge_contaminated || !change.contaminated);
     };
     struct Metric {
       CompareMetric metric;
@@ -125,6 +130,7 @@ CompareResult compare_run_sets(const std::vector<const RunRecord*>& baseline,
     }
     ++result.matched;
     if (change.regression) ++result.regressions;
+    if (change.contaminated) ++result.contaminated;
     result.cells.push_back(std::move(change));
   }
   for (const auto& [label, b] : base)
@@ -136,11 +142,12 @@ CompareResult compare_run_sets(const std::vector<const RunRecord*>& baseline,
   if (!baseline.empty()) result.baseline_evidence = baseline[0]->models;
   result.method = fmt::format(
       "relative change current/baseline - 1 over each side's runs pooled (repeats pooled); 95% percentile "
-      "bootstrap over requests; a regression is worse than the threshold, beyond the noise floor (the largest "
+      "bootstrap over requests; a regression is worse than the threshold (a latency by at least {} ms), beyond "
+      "the noise floor (the largest "
       "A/A spread of either side's runs, and the between-run spread |run / median - 1| of a side with two runs "
       "or more), with an interval that excludes no change, and, when each side has at least {} runs, a "
       "one-sided Mann-Whitney U test over per-run figures at p <= {}",
-      options.min_runs_for_test, options.alpha);
+      1000 * options.min_change_s, options.min_runs_for_test, options.alpha);
   return result;
 }
 

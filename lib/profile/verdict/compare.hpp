@@ -27,6 +27,11 @@ struct CompareOptions {
   std::uint64_t seed = 1;     ///< Seeds every metric's bootstrap (the same seed for each).
   double alpha = 0.05;        ///< Level of the one-sided Mann-Whitney U test over per-run figures.
   int min_runs_for_test = 3;  ///< Runs each side needs before the U test applies (3 + 3 can reach p = 0.05).
+  /// Smallest latency change (seconds, |current - baseline|) that can be a regression: practical
+  /// significance, so that a few microseconds on a memory hit never fail a nightly job.
+  double min_change_s = 0.001;
+  /// false: a group with a cell that stayed contaminated on either side decides nothing (no regression).
+  bool judge_contaminated = false;
 };
 
 /// Compares `current` against `baseline`, group by group.
