@@ -49,6 +49,7 @@ int run(const Options& o) {
   po.stop = &g_stop;
   po.progress = !o.no_progress;
   po.library_context = torch_library_context;
+  po.host_probe = read_proc_snapshot;
   ProfileResult r = run_profile(m, encoder_backend_factory(), po);
   std::cout << summary_table(r.run) << '\n';
   for (const SkippedArm& s : r.run.skipped)

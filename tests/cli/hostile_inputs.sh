@@ -104,6 +104,12 @@ d = json.loads(json.dumps(m)); d["capacity"] = {"slo": {"ttfa_ms": 500, "e2e_ms"
 json.dump(d, open(work + "/bad-rate.json", "w"))
 e = json.loads(json.dumps(m)); e["capacity"] = {"slo": {"ttfa_ms": -1, "e2e_ms": 2000}, "rates": "auto"}
 json.dump(e, open(work + "/bad-slo.json", "w"))
+d = json.loads(json.dumps(m)); d["aa"] = ["m5"]
+json.dump(d, open(work + "/bad-aa.json", "w"))
+e = json.loads(json.dumps(m)); e["repeats"] = 3; e["stopping"] = {"max_repeats": 2, "target_width": 0.1}
+json.dump(e, open(work + "/bad-stopping.json", "w"))
+f = json.loads(json.dumps(m)); f["contamination"] = {"max_steal_share": 2}
+json.dump(f, open(work + "/bad-contamination.json", "w"))
 PY
 expect 2 "manifest: truncated JSON" profile "$work/truncated.json" --out "$work/run1"
 expect 2 "manifest: not an object" profile "$work/array.json" --out "$work/run2"
@@ -115,7 +121,15 @@ expect 2 "manifest: unknown scale" profile "$work/bad-scale.json" --out "$work/r
 expect 2 "manifest: missing file" profile "$work/absent.json" --out "$work/run7"
 expect 2 "manifest: capacity rate 0" profile "$work/bad-rate.json" --out "$work/run9"
 expect 2 "manifest: capacity SLO < 0" profile "$work/bad-slo.json" --out "$work/run10"
+expect 2 "manifest: unknown A/A arm" profile "$work/bad-aa.json" --out "$work/run11"
+expect 2 "manifest: max_repeats < repeats" profile "$work/bad-stopping.json" --out "$work/run12"
+expect 2 "manifest: steal share over 1" profile "$work/bad-contamination.json" --out "$work/run13"
 expect 2 "gate: not a report" gate "$work/array.json"
+baseline="$(dirname "$0")/../../reports/baseline"
+expect 2 "compare: both argument forms" compare "$baseline" "$baseline" --baseline "$baseline"
+expect 2 "compare: no current run" compare --baseline "$baseline"
+expect 2 "compare: min-runs below 2" compare "$baseline" "$baseline" --min-runs 1
+expect 2 "compare: a current run missing" compare --baseline "$baseline" --current "$work/absent-run"
 
 # A run that lost a profiled concurrency level of an eligible model: MISSING_ARM (exit 12) naming the
 # missing cells, never a verdict from the levels that remain.

@@ -227,6 +227,15 @@ TEST_CASE("the baseline report reads back into the same JSON, and its gate into 
     REQUIRE(reason.rfind(parity + "; ", 0) == 0);
     m["reason"] = reason.substr(parity.size() + 2);
     m.erase("parity");
+    // Verdict stability is new too: the baseline has one repeat, which gives the model's verdict alone.
+    REQUIRE(m.contains("stability"));
+    CHECK(m["stability"]["repeats"] == 1);
+    CHECK(m["stability"]["repeats_agreeing"] == 1);
+    m.erase("stability");
+    for (nlohmann::json& l : m["concurrency"]) {
+      CHECK(l["bootstrap_go_share"].get<double>() >= 0);
+      l.erase("bootstrap_go_share");
+    }
   }
   CHECK(again == raw["gate"]);
   CHECK(run.manifest.levels.at(Phase::cold) == std::vector<int>{8, 16});

@@ -25,19 +25,29 @@
 #include "profile/run/device_queue.hpp"
 #include "profile/run/synthetic_device.hpp"
 #include "profile/verdict/capacity_gate.hpp"
+#include "profile/run/cell_plan.hpp"
 #include "profile/run/gpu_probe.hpp"
+#include "profile/run/noise_manifest.hpp"
+#include "profile/run/proc_sampler.hpp"
 #include "profile/run/profiler.hpp"
 #include "profile/run/reference_schedule.hpp"
 #include "profile/run/reference_set.hpp"
 #include "profile/run/run_context.hpp"
 #include "profile/run/shared_cache_value.hpp"
 #include "profile/run/shared_tier_server.hpp"
+#include "profile/run/stopping_rule.hpp"
 #include "profile/run/telemetry.hpp"
+#include "profile/render/noise_text.hpp"
+#include "profile/stats/mann_whitney.hpp"
 #include "profile/stats/miss_ratio_curve.hpp"
 #include "profile/stats/percentile.hpp"
 #include "profile/stats/throughput.hpp"
 #include "profile/verdict/compare.hpp"
+#include "profile/verdict/aa_spread.hpp"
+#include "profile/verdict/contamination_rule.hpp"
 #include "profile/verdict/gate.hpp"
+#include "profile/verdict/noise_floor.hpp"
+#include "profile/verdict/verdict_stability.hpp"
 
 using namespace refenc::profile;
 using namespace refenc::profile::testing;
@@ -442,4 +452,102 @@ TEST_CASE("header examples: reuse") {
   // render/reuse_text.hpp
   std::string md = reuse_table(run);  // summary_markdown includes it
   CHECK(md.empty());
+TEST_CASE("header examples: noise") {
+  std::ostringstream cout;
+  RunRecord run = load_run_with_requests(baseline_dir);
+  {
+    // record/host_load.hpp
+    HostLoad load{.available = true, .cores = 2, .other_cpu_share = 0.40};
+    ContaminationSpec spec;                                            // defaults: 0.5 core of other work, 10% steal
+    std::vector<std::string> why = contamination_reasons(load, spec);  // {"other processes used 0.80 ..."}
+    bool busy = !why.empty();
+    CHECK(busy);
+  }
+  {
+    // record/noise_record.hpp
+    NoiseSettings n;                // defaults: A/A cells for m4a, contamination judged, no extra repeats
+    bool aa = n.runs_aa(Arm::m4a);  // true
+    std::string id = aa_cell_id(CellKey{"fish-s2-pro", Arm::m4a, Phase::cold, 8, 0});  // ".../c8/r0/aa"
+    CHECK(aa);
+    CHECK(id == "fish-s2-pro/m4a/cold/c8/r0/aa");
+  }
+  {
+    // run/proc_sampler.hpp
+    ProcSnapshot a = read_proc_snapshot();                       // at the cell's start, then the cell runs
+    HostLoad load = host_load_between(a, read_proc_snapshot());  // other_cpu_share, steal_share, ...
+    ProcSnapshot fake = parse_proc_snapshot("0.50 0.40 0.30 1/99 7\n", "cpu  100 0 50 800 10 0 0 40 0 0\n",
+                                            "7 (refenc) R 1 7 7 0 -1 0 0 0 0 0 30 20 0 0\n", 2);
+    CHECK(fake.ok);
+    CHECK(fake.own == 50);
+    (void)load;
+  }
+  {
+    // run/noise_manifest.hpp
+    nlohmann::json j = nlohmann::json::parse(R"({"aa": ["m4a"], "stopping": {"max_repeats": 4, "target_width": 0.1}})");
+    NoiseSettings n = parse_noise_settings(j, "workloads/x.json", /*repeats=*/1, {Arm::m4a, Arm::m4b});
+    int most = n.stopping.max_repeats;  // 4
+    CHECK(most == 4);
+  }
+  {
+    // run/cell_plan.hpp and run/stopping_rule.hpp
+    Manifest manifest = load_manifest(std::string(REFENC_SOURCE_DIR) + "/workloads/smoke.json");
+    const std::vector<ArmSpec>& arms = manifest.arms;
+    std::vector<CellPlan> plan = cell_plan(arms, manifest.noise);  // m4a, m4b, m4a (A/A)
+    bool twin = plan.back().aa;                                    // true; the plan may grow with re-runs
+    CHECK(twin);
+    CHECK(plan.size() == 3);
+    int ran = 0;
+    auto run_repeat = [&](int) { ++ran; };
+    std::vector<StopRecord> stops;
+    for (int rep = 0; keep_repeating(run, manifest, "fish-s2-pro", Phase::cold, 8, rep, stops); ++rep) run_repeat(rep);
+    CHECK(ran == 1);
+  }
+  {
+    // stats/mann_whitney.hpp
+    std::vector<double> base{1.00, 1.02, 0.99}, cur{1.31, 1.29, 1.35};
+    double p = refenc::profile::mann_whitney_greater(base, cur);  // 0.05: every current value is larger
+    bool same = refenc::profile::mann_whitney_greater(base, base) > 0.05;
+    CHECK(p == Approx(0.05));
+    CHECK(same);
+  }
+  {
+    // verdict/aa_spread.hpp (the baseline has no A/A twins)
+    std::vector<AaSpread> s = aa_spread(run);    // one row per group with A/A cells and metric
+    double floor = s.empty() ? 0 : s[0].spread;  // e.g. 0.04: twins differ by up to 4%
+    double p95 = metric_value(run.requests_of(run.cells[0].key), run.cells[0].wall_s, CompareMetric::p95_e2e);
+    CHECK(floor == 0);
+    CHECK(p95 == Approx(run.cells[0].stage(Stage::e2e).p95));
+  }
+  {
+    // verdict/contamination_rule.hpp and verdict/verdict_stability.hpp
+    ModelVerdict verdict;
+    verdict.model = "fish-s2-pro";
+    std::vector<std::string> reasons;
+    apply_contamination(run, verdict, reasons);  // verdict.verdict == Verdict::inconclusive if contaminated
+    CHECK(reasons.empty());
+    GateReport g = evaluate_gate_levels(run, run.gate_options());
+    add_verdict_stability(run, g);
+    double agree = g.models[0].stability->bootstrap_agreement;  // e.g. 0.99
+    CHECK(agree == 1.0);
+  }
+  {
+    // verdict/noise_floor.hpp
+    RunRecord base = run, cur = run;
+    GroupKey group = run.cells[0].key.group();
+    Interval change{0.3, 0.2, 0.4};
+    NoiseFloor f = noise_floor(group, CompareMetric::p95_e2e, {&base}, {&cur}, {1.20}, {1.25});
+    bool beyond = change.point > f.value;  // f.source says where the figure came from
+    CHECK(beyond);
+    CHECK(f.source == "none (one run each side, no A/A cells)");
+  }
+  {
+    // render/noise_text.hpp
+    run.gate = evaluate_gate(run, run.gate_options());
+    CompareResult comparison = compare_runs(run, run, {.resamples = 100});
+    for (const std::string& line : verdict_noise_lines(run.gate->models[0])) cout << "      " << line << '\n';
+    std::string md = noise_markdown(run);   // "" for a run without noise settings
+    cout << compare_runs_line(comparison);  // "runs: baseline 1 (runs/a), current 1 (runs/b); ..."
+    CHECK(md.empty());
+    CHECK(cout.str().find("stability: 100% of bootstrap replicates give each level's verdict") != std::string::npos);
+  }
 }

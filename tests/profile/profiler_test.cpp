@@ -107,7 +107,19 @@ TEST_CASE("a profile over fake hooks: counts per phase, skipped arms, a schema-v
   CHECK(errors.empty());
   std::size_t lines = 0;
   for (const auto& [id, recs] : run.requests) lines += recs.size();
-  CHECK(lines == 2 * (8 + 12 + 6) * 2 + (8 + 12 + 6) * 2);
+  // Cells, then the A/A twins of m4a (the default): one per model, phase and concurrency.
+  CHECK(lines == 2 * (8 + 12 + 6) * 2 + (8 + 12 + 6) * 2 + (8 + 12 + 6) * 2 * 2);
+  CHECK(rep["aa_cells"].size() == 12);
+  CHECK(run.aa_cells.size() == 12);
+  for (const Cell& twin : run.aa_cells) {
+    CHECK(twin.aa);
+    CHECK(twin.key.arm == Arm::m4a);
+    CHECK(run.aa_requests_of(twin.key).size() == twin.count);
+    for (const RequestRecord& q : run.aa_requests_of(twin.key)) CHECK(q.aa);
+  }
+  // Every group with twins has its spread per metric (4 metrics x 12 groups), as recomputed from the folder.
+  REQUIRE(run.noise);
+  CHECK(run.noise->aa_spread.size() == 48);
   CHECK(std::filesystem::exists(dir + "/summary.md"));
   // Recomputing the gate from the written folder gives the same verdicts.
   GateReport again = evaluate_gate(run, run.gate_options());
@@ -174,6 +186,7 @@ TEST_CASE("by default each cell warms up with as many requests as its concurrenc
   m.phases[0].concurrency = {3};
   m.arms.resize(1);                          // m4a
   m.references.warmup = warmup_concurrency;  // 10 variants: 2 beyond the measured 8
+  m.noise.aa_arms.clear();                   // no A/A twin: one cell's requests only
   std::shared_ptr<FakeHook> hook;
   BackendFactory factory = [&](const ModelSpec& spec) -> std::unique_ptr<ModelBackend> {
     auto b = std::make_unique<FakeBackend>(fake_info(spec.name, false), false);

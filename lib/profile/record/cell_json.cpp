@@ -155,6 +155,7 @@ json cell_to_json(const Cell& c) {
       {"warnings", c.warnings}};
   if (c.parity) out["parity"] = parity_json(*c.parity);
   if (c.compute) out["compute"] = compute_json(*c.compute);
+  add_noise_fields(c, out);
   if (c.reuse) {
     const CacheReuse& r = *c.reuse;
     json points = json::array();
@@ -222,6 +223,7 @@ Cell cell_from_json(const JsonFields& in, const json& j, const std::string& w) {
   if (const json* p = in.find(j, "parity")) c.parity = read_parity(in, *p, JsonFields::key(w, "parity"));
   if (const json* a = in.find(j, "compute")) c.compute = read_compute(in, *a, JsonFields::key(w, "compute"));
   c.interrupted = in.flag(j, w, "interrupted");
+  read_noise_fields(in, j, w, c);
   const json& warnings = in.arr(j, w, "warnings");
   for (std::size_t i = 0; i < warnings.size(); ++i)
     c.warnings.push_back(warnings[i].is_string() ? warnings[i].get<std::string>() : warnings[i].dump());

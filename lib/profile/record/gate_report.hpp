@@ -40,6 +40,18 @@ struct LevelResult {
   ArmFigures m4a, m4b;
   Verdict outcome = Verdict::no_go;
   std::string reason;
+  /// Share of the gate's bootstrap replicates in which a statistic clears its threshold (-1: not
+  /// computed, e.g. in older reports). Replicate i resamples both arms as interval replicate i does.
+  double bootstrap_go_share = -1;
+};
+
+/// How stable a model's verdict is: the share of bootstrap replicates that give each level's verdict
+/// (the smallest over levels with a decisive outcome), and the verdicts the gate gives each repeat alone.
+struct VerdictStability {
+  double bootstrap_agreement = -1;       ///< -1 when no level has a decisive (GO / NO-GO) outcome.
+  int repeats = 0;                       ///< Repeats judged one at a time.
+  int repeats_agreeing = 0;              ///< Of them, those whose verdict equals the model's.
+  std::vector<Verdict> repeat_verdicts;  ///< Per repeat, in repeat order.
 };
 
 /// The gate for one model.
@@ -52,6 +64,10 @@ struct ModelVerdict {
   std::vector<LevelResult> levels;  ///< Empty for NOT_APPLICABLE and MISSING_ARM.
 
   std::optional<CapacityResult> capacity;  ///< The capacity criterion, when the run swept rates.
+  std::string parity;                         ///< The parity condition as judged (empty when not evaluated).
+  std::vector<LevelResult> levels;            ///< Empty for NOT_APPLICABLE and MISSING_ARM.
+  std::vector<std::string> contaminated;      ///< Cold cells that stayed contaminated (the verdict is INCONCLUSIVE).
+  std::optional<VerdictStability> stability;  ///< Absent for NOT_APPLICABLE, MISSING_ARM and older reports.
 };
 
 /// The gate for a run.

@@ -70,5 +70,14 @@ nlohmann::json capacity_to_json(const CapacityReport& capacity);
 CapacityReport capacity_from_json(const JsonFields& in, const nlohmann::json& capacity);
 nlohmann::json capacity_result_json(const CapacityResult& result);
 CapacityResult capacity_result_from_json(const JsonFields& in, const nlohmann::json& result, const std::string& where);
+/// A cell's A/A flag, host load and contamination, and report.json's "noise" block (noise_json.cpp).
+void add_noise_fields(const Cell& cell, nlohmann::json& out);
+void read_noise_fields(const JsonFields& in, const nlohmann::json& cell, const std::string& where, Cell& into);
+nlohmann::json noise_json(const NoiseSettings& noise);
+NoiseSettings read_noise(const JsonFields& in, const nlohmann::json& noise);
+/// A gate model's contaminated cells and verdict stability (noise_json.cpp).
+void add_stability_fields(const ModelVerdict& model, nlohmann::json& out);
+void read_stability_fields(const JsonFields& in, const nlohmann::json& model, const std::string& where,
+                           ModelVerdict& into);
 
 }  // namespace refenc::profile

@@ -233,6 +233,12 @@ json to_json(const RunRecord& run) {
          {"wall_s", run.wall_s}};
   if (run.gate) j["gate"] = to_json(*run.gate);
   if (run.capacity) j["capacity"] = capacity_to_json(*run.capacity);
+  if (run.noise) {
+    json aa = json::array();
+    for (const auto& c : run.aa_cells) aa.push_back(cell_to_json(c));
+    j["aa_cells"] = aa;
+    j["noise"] = noise_json(*run.noise);
+  }
   return j;
 }
 
@@ -262,6 +268,10 @@ RunRecord run_from_json(const json& report, const std::string& where) {
   }
   if (const json* g = in.find(report, "gate"); g && !g->is_null()) run.gate = gate_from_json(in, *g);
   if (const json* c = in.find(report, "capacity")) run.capacity = capacity_from_json(in, *c);
+  const json& aa = in.arr(report, "", "aa_cells");
+  for (std::size_t i = 0; i < aa.size(); ++i)
+    run.aa_cells.push_back(cell_from_json(in, aa[i], JsonFields::idx("aa_cells", i)));
+  if (const json* n = in.find(report, "noise"); n && !n->is_null()) run.noise = read_noise(in, *n);
   return run;
 }
 

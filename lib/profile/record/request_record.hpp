@@ -50,6 +50,9 @@ struct RequestRecord {
   /// recorded (older runs); and the encoder library's intra-op threads (0 = unknown).
   int batch_workers = -1;
   int intra_op_threads = 0;
+  bool aa = false;                 ///< Sent by an A/A twin cell.
+  bool contaminated = false;       ///< Its cell stayed over the contamination thresholds.
+  int attempt = 0;                 ///< Its cell's attempt (0 first; re-runs of contaminated cells count up).
 
   bool ok() const { return outcome != "failed"; }
   /// The time of one stage, in seconds.

@@ -30,18 +30,19 @@ ArmFigures read_arm(const JsonFields& in, const json& j, const std::string& w) {
 
 json level_json(const LevelResult& l) {
   const StageShares& s = l.shares_m4a;
-  return json{
-      {"concurrency", l.concurrency},
-      {"stage_shares_m4a",
-       {{"preprocessing", s.preprocessing}, {"encode", s.encode}, {"synthesis", s.synthesis}, {"queue", s.queue}}},
-      {"top_stage", share_name(l.top_stage)},
-      {"encode_is_top", l.top_stage == Stage::encode},
-      {"p95_e2e_reduction", interval_json(l.p95_e2e_reduction)},
-      {"throughput_gain", interval_json(l.throughput_gain)},
-      {"m4a", arm_json(l.m4a)},
-      {"m4b", arm_json(l.m4b)},
-      {"outcome", to_string(l.outcome)},
-      {"reason", l.reason}};
+  json j{{"concurrency", l.concurrency},
+         {"stage_shares_m4a",
+          {{"preprocessing", s.preprocessing}, {"encode", s.encode}, {"synthesis", s.synthesis}, {"queue", s.queue}}},
+         {"top_stage", share_name(l.top_stage)},
+         {"encode_is_top", l.top_stage == Stage::encode},
+         {"p95_e2e_reduction", interval_json(l.p95_e2e_reduction)},
+         {"throughput_gain", interval_json(l.throughput_gain)},
+         {"m4a", arm_json(l.m4a)},
+         {"m4b", arm_json(l.m4b)},
+         {"outcome", to_string(l.outcome)},
+         {"reason", l.reason}};
+  if (l.bootstrap_go_share >= 0) j["bootstrap_go_share"] = l.bootstrap_go_share;
+  return j;
 }
 
 LevelResult read_level(const JsonFields& in, const json& j, const std::string& w) {
@@ -58,6 +59,7 @@ LevelResult read_level(const JsonFields& in, const json& j, const std::string& w
   l.m4b = read_arm(in, in.obj(j, w, "m4b"), JsonFields::key(w, "m4b"));
   l.outcome = in.label(j, w, "outcome", "NO-GO", parse_verdict);
   l.reason = in.str(j, w, "reason");
+  l.bootstrap_go_share = in.num(j, w, "bootstrap_go_share", -1);
   return l;
 }
 
@@ -71,6 +73,7 @@ json to_json(const GateReport& gate) {
              {"verdict", to_string(m.verdict)},
              {"reason", m.reason}};
     if (!m.parity.empty()) out["parity"] = m.parity;
+    add_stability_fields(m, out);
     if (!m.levels.empty()) {
       json per = json::array();
       for (const LevelResult& l : m.levels) per.push_back(level_json(l));
@@ -118,6 +121,7 @@ GateReport gate_from_json(const JsonFields& in, const json& j) {
     m.verdict = in.label(mj, wm, "verdict", "", parse_verdict);
     m.reason = in.str(mj, wm, "reason");
     m.parity = in.str(mj, wm, "parity");
+    read_stability_fields(in, mj, wm, m);
     const json& per = in.arr(mj, wm, "concurrency");
     for (std::size_t k = 0; k < per.size(); ++k)
       m.levels.push_back(read_level(in, per[k], JsonFields::idx(JsonFields::key(wm, "concurrency"), k)));
@@ -190,22 +194,42 @@ json to_json(const CompareResult& r) {
   json cells = json::array();
   for (const CellChange& c : r.cells) {
     json metrics = json::object();
-    for (const MetricChange& m : c.metrics)
-      metrics[std::string(to_string(m.metric))] = {{"baseline", m.baseline},
-                                                   {"current", m.current},
-                                                   {"change", interval_json(m.change)},
-                                                   {"regression", m.regression}};
-    cells.push_back({{"cell", c.group.label()}, {"metrics", metrics}, {"regression", c.regression}});
+    for (const MetricChange& m : c.metrics) {
+      json mj{{"baseline", m.baseline},
+              {"current", m.current},
+              {"change", interval_json(m.change)},
+              {"regression", m.regression},
+              {"baseline_runs", m.baseline_runs},
+              {"current_runs", m.current_runs},
+              {"noise_floor", m.noise_floor},
+              {"noise_source", m.noise_source}};
+      if (m.p_value >= 0) mj["u_test_p"] = m.p_value;
+      metrics[std::string(to_string(m.metric))] = mj;
+    }
+    cells.push_back({{"cell", c.group.label()},
+                     {"metrics", metrics},
+                     {"regression", c.regression},
+                     {"contaminated", c.contaminated}});
   }
   RunRecord evidence;
   evidence.models = r.baseline_evidence;
   json unmatched = json::array();
   for (const GroupKey& u : r.unmatched) unmatched.push_back(u.label());
-  return {{"threshold", r.threshold}, {"cells", cells},
-          {"unmatched", unmatched},   {"regressions", r.regressions},
-          {"matched", r.matched},     {"baseline", r.baseline_dir},
-          {"current", r.current_dir}, {"baseline_evidence", to_json(evidence)["models"]},
-          {"method", r.method}};
+  return {{"threshold", r.threshold},
+          {"cells", cells},
+          {"unmatched", unmatched},
+          {"regressions", r.regressions},
+          {"matched", r.matched},
+          {"baseline", r.baseline_dir},
+          {"current", r.current_dir},
+          {"baseline_evidence", to_json(evidence)["models"]},
+          {"method", r.method},
+          {"baseline_runs", r.baseline_dirs},
+          {"current_runs", r.current_dirs},
+          {"u_test", {{"alpha", r.alpha}, {"min_runs_each_side", r.min_runs_for_test}}},
+          {"min_latency_change_s", r.min_change_s},
+          {"contaminated", r.contaminated},
+          {"judge_contaminated", r.judge_contaminated}};
 }
 
 json to_json(const RequestRecord& r) {
@@ -238,6 +262,9 @@ json to_json(const RequestRecord& r) {
   if (r.rate_step >= 0) j["rate_step"] = r.rate_step, j["rate_per_s"] = r.rate_per_s;
   if (r.batch_workers >= 0)
     j["compute"] = {{"batch_workers", r.batch_workers}, {"intra_op_threads", r.intra_op_threads}};
+  if (r.aa) j["aa"] = true;
+  if (r.contaminated) j["contaminated"] = true;
+  if (r.attempt > 0) j["attempt"] = r.attempt;
   return j;
 }
 
@@ -279,6 +306,9 @@ std::pair<std::string, RequestRecord> request_from_json(const json& j, const std
     r.batch_workers = static_cast<int>(in.integer(*c, "compute", "batch_workers"));
     r.intra_op_threads = static_cast<int>(in.integer(*c, "compute", "intra_op_threads"));
   }
+  r.aa = in.flag(j, "", "aa");
+  r.contaminated = in.flag(j, "", "contaminated");
+  r.attempt = static_cast<int>(in.integer(j, "", "attempt"));
   return {std::move(cell), std::move(r)};
 }
 

@@ -78,8 +78,13 @@ void write_run(const std::string& dir, const RunRecord& run, const std::string& 
   if (ec) throw Error(ErrorKind::io, dir + ": cannot create run folder: " + ec.message());
   std::string lines;
   // Cells in report order, so requests.jsonl reads in run order.
-  for (const Cell& c : run.cells) {
-    std::string id = c.key.id();
+  auto ids = [&](const Cell& c) { return c.aa ? aa_cell_id(c.key) : c.key.id(); };
+  std::vector<const Cell*> order;
+  for (const Cell& c : run.cells) order.push_back(&c);
+  for (const Cell& c : run.aa_cells) order.push_back(&c);
+  for (const Cell* cell : order) {
+    const Cell& c = *cell;
+    std::string id = ids(c);
     auto it = run.requests.find(id);
     if (it == run.requests.end()) continue;
     for (const auto& r : it->second) {

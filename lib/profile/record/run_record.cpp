@@ -15,3 +15,13 @@ const std::vector<RequestRecord>& RunRecord::requests_of(const CellKey& key) con
 }
 
 }  // namespace refenc::profile
+
+namespace refenc::profile {
+
+const std::vector<RequestRecord>& RunRecord::aa_requests_of(const CellKey& key) const {
+  static const std::vector<RequestRecord> none;
+  auto it = requests.find(aa_cell_id(key));
+  return it == requests.end() ? none : it->second;
+}
+
+}  // namespace refenc::profile

@@ -20,7 +20,9 @@
 #include "profile/record/capacity_record.hpp"
 #include "profile/record/cell_key.hpp"
 #include "profile/record/gate_report.hpp"
+#include "profile/record/host_load.hpp"
 #include "profile/record/labels.hpp"
+#include "profile/record/noise_record.hpp"
 #include "profile/record/request_record.hpp"
 #include "profile/record/telemetry_summary.hpp"
 #include "profile/record/workload_specs.hpp"
@@ -107,7 +109,12 @@ struct Cell {
   std::optional<ArmCompute> compute;    ///< Absent in reports written before it was recorded.
   bool interrupted = false;
   std::vector<std::string> warnings;
-  std::optional<CacheReuse> reuse;  ///< Absent when the requests carry no cache keys.
+  std::optional<CacheReuse> reuse;         ///< Absent when the requests carry no cache keys.
+  bool aa = false;                         ///< An A/A twin: the same arm run again beside its cell.
+  std::optional<HostLoad> host_load;       ///< The machine during the kept attempt (absent in older reports).
+  bool contaminated = false;               ///< Over the contamination thresholds even after the re-runs.
+  std::vector<std::string> contamination;  ///< Why, one line per threshold crossed.
+  std::vector<HostLoad> discarded;         ///< Earlier attempts re-run because they were contaminated.
 
   /// A stage's summary, all zero when the cell has none.
   const Summary& stage(Stage s) const;
@@ -190,16 +197,20 @@ struct RunRecord {
   ManifestSummary manifest;
   std::vector<ModelEntry> models;
   std::vector<Cell> cells;
+  std::vector<Cell> aa_cells;  ///< A/A twins (not pooled into any group; requests under aa_cell_id).
   std::vector<SkippedArm> skipped;
   std::optional<GateReport> gate;
   std::optional<CapacityReport> capacity;                      ///< Rate sweeps, when the manifest asks for them.
   std::map<std::string, std::vector<RequestRecord>> requests;  ///< Raw requests by cell (or sweep step) id.
   bool have_requests = false;                                  ///< False when requests.jsonl was absent.
+  std::optional<NoiseSettings> noise;  ///< Absent in reports written before A/A cells and contamination.
 
   /// The gate options of this run: the manifest's gate spec and the run's seed.
   GateOptions gate_options() const { return {manifest.gate, context.seed}; }
   /// The raw requests of a cell (empty when none).
   const std::vector<RequestRecord>& requests_of(const CellKey& key) const;
+  /// The raw requests of `key`'s A/A twin (empty when none).
+  const std::vector<RequestRecord>& aa_requests_of(const CellKey& key) const;
 };
 
 }  // namespace refenc::profile

@@ -7,6 +7,7 @@
 
 #include "profile/render/html_page.hpp"
 #include "profile/render/html_report.hpp"
+#include "profile/render/noise_text.hpp"
 
 namespace refenc::profile {
 
@@ -30,7 +31,8 @@ std::string render_compare_html(const RunRecord& baseline, const RunRecord& curr
   os << "<p class=\"" << (regressions > 0 ? "bad" : "note") << "\"><b data-key=\"regressions\">" << regressions
      << "</b> of <b data-key=\"matched\">" << comparison.matched << "</b> matched cells regressed "
      << "beyond " << pct(threshold) << " (p95 E2E or p95 encode slower, or throughput lower, with a 95% interval "
-     << "that excludes no change).</p>\n";
+     << "that excludes no change, beyond the metric's noise floor).</p>\n";
+  os << "<p class=\"sub\" data-key=\"runs\">" << e(compare_runs_line(comparison)) << "</p>\n";
   if (baseline.manifest.sha256 != current.manifest.sha256)
     os << "<p class=\"warn\">The two runs used different manifests: changes may come from the workload, not the "
           "code.</p>\n";
@@ -92,7 +94,9 @@ std::string render_compare_html(const RunRecord& baseline, const RunRecord& curr
   os << "</div></section>\n";
 
   os << "<section id=\"table\"><h2>All compared metrics</h2>\n<table><thead><tr><th>cell</th><th>metric</th><th "
-        "class=\"n\">baseline</th><th class=\"n\">current</th><th class=\"n\">change [95% CI]</th><th></th></tr>"
+        "class=\"n\">baseline</th><th class=\"n\">current</th><th class=\"n\">change [95% CI]</th><th "
+        "class=\"n\">noise floor</th><th class=\"n\">U test p</th>"
+        "<th>runs (baseline | current)</th><th></th></tr>"
         "</thead><tbody>\n";
   for (const CellChange& c : comparison.cells) {
     for (const MetricChange& m : c.metrics) {
@@ -103,7 +107,10 @@ std::string render_compare_html(const RunRecord& baseline, const RunRecord& curr
          << "</code></td><td>" << e(name) << (tput ? " (req/s)" : " (ms)") << "</td><td class=\"n\">"
          << fixed(scale * m.baseline, 2) << "</td><td class=\"n\">" << fixed(scale * m.current, 2)
          << "</td><td class=\"n\" data-key=\"change." << e(c.group.label()) << "." << e(name) << "\">"
-         << interval_text(m.change) << "</td><td>" << (m.regression ? "<span class=\"flag\">REGRESSION</span>" : "")
+         << interval_text(m.change) << "</td><td class=\"n\" data-key=\"floor." << e(c.group.label()) << "." << e(name)
+         << "\" title=\"" << e(m.noise_source) << "\">" << pct(m.noise_floor) << "</td><td class=\"n\">"
+         << (m.p_value < 0 ? std::string("–") : fixed(m.p_value, 3)) << "</td><td>" << m.baseline_runs.size() << " | "
+         << m.current_runs.size() << "</td><td>" << (m.regression ? "<span class=\"flag\">REGRESSION</span>" : "")
          << "</td></tr>\n";
     }
   }

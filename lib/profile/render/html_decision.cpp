@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "profile/render/html_page.hpp"
+#include "profile/render/noise_text.hpp"
 
 namespace refenc::profile::html {
 namespace {
@@ -96,6 +97,8 @@ std::string decision_section(const RunRecord& run) {
         os << level_rows(m) << evidence_chart(m, spec);
       if (!m.parity.empty())
         os << "<p class=\"reason\" data-key=\"parity." << e(m.model) << "\">" << e(m.parity) << "</p>\n";
+      for (const std::string& line : verdict_noise_lines(m))
+        os << "<p class=\"reason\" data-key=\"noise." << e(m.model) << "\">" << e(line) << "</p>\n";
       os << "</div>\n";
     }
   }

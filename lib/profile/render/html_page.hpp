@@ -69,5 +69,7 @@ std::string capacity_section(const RunRecord& run);
 std::string reuse_section(const RunRecord& run);
 std::string utilisation_section(const RunRecord& run);
 std::string context_section(const RunRecord& run);
+/// A/A twins and spread, host load and contamination per cell, the stopping rule (html_noise.cpp).
+std::string noise_section(const RunRecord& run);
 
 }  // namespace refenc::profile::html

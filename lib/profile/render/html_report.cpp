@@ -23,7 +23,7 @@ std::string render_html_report(const RunRecord& run, const HtmlReportOptions& op
   std::string body = header(run, title) + decision_section(run) + latency_section(run, ordered) +
                      stages_section(run, ordered) + throughput_section(run, ordered, bootstrap) +
                      capacity_section(run) + cache_section(run) + reuse_section(run) + utilisation_section(run) +
-                     context_section(run) +
+                     noise_section(run) + context_section(run) +
                      "<footer>Written by refenc from report.json (schema refenc-profile-report v" +
                      std::to_string(run.schema_version) +
                      "). Self-contained: no script, no network. Colours: Okabe-Ito palette.</footer>\n";

@@ -7,6 +7,7 @@
 #include "profile/render/shared_tier_text.hpp"
 #include "profile/render/capacity_text.hpp"
 #include "profile/render/reuse_text.hpp"
+#include "profile/render/noise_text.hpp"
 
 namespace refenc::profile {
 
@@ -97,6 +98,7 @@ std::string summary_markdown(const RunRecord& run) {
       os << "- " << c.key.id() << ": " << w << "\n";
     }
   os << reuse_table(run);
+  os << noise_markdown(run);
   if (run.gate) os << "\n```\n" << format_gate(*run.gate) << "```\n";
   return os.str();
 }
@@ -124,6 +126,7 @@ std::string format_gate(const GateReport& gate) {
     }
     if (!m.parity.empty()) os << "      " << m.parity << '\n';
     if (m.capacity) os << fmt::format("      capacity {:<12} {}\n", to_string(m.capacity->outcome), m.capacity->reason);
+    for (const std::string& line : verdict_noise_lines(m)) os << "      " << line << '\n';
   }
   os << "  exit code " << gate.exit_code << '\n';
   return os.str();
@@ -131,21 +134,27 @@ std::string format_gate(const GateReport& gate) {
 
 std::string format_compare(const CompareResult& r) {
   std::ostringstream os;
-  os << fmt::format("{:<30} {:<18} {:>10} {:>10} {:>26}  {}\n", "cell", "metric", "baseline", "current",
-                    "change [95% CI]", "");
+  os << compare_runs_line(r);
+  os << fmt::format("{:<30} {:<18} {:>10} {:>10} {:>26} {:>7} {:>6}  {}\n", "cell", "metric", "baseline", "current",
+                    "change [95% CI]", "floor", "U p", "");
   for (const CellChange& c : r.cells) {
     for (const MetricChange& m : c.metrics) {
       bool tput = m.metric == CompareMetric::throughput;
       double scale = tput ? 1.0 : 1000.0;
-      os << fmt::format("{:<30} {:<18} {:>10.2f} {:>10.2f} {:>+8.1f}% [{:+.1f}, {:+.1f}]  {}\n", c.group.label(),
-                        std::string(to_string(m.metric)) + (tput ? " (req/s)" : " (ms)"), scale * m.baseline,
-                        scale * m.current, 100 * m.change.point, 100 * m.change.lo, 100 * m.change.hi,
-                        m.regression ? "REGRESSION" : "");
+      os << fmt::format("{:<30} {:<18} {:>10.2f} {:>10.2f} {:>+8.1f}% [{:+.1f}, {:+.1f}] {:>6.1f}% {:>6}  {}\n",
+                        c.group.label(), std::string(to_string(m.metric)) + (tput ? " (req/s)" : " (ms)"),
+                        scale * m.baseline, scale * m.current, 100 * m.change.point, 100 * m.change.lo,
+                        100 * m.change.hi, 100 * m.noise_floor,
+                        m.p_value < 0 ? std::string("-") : fmt::format("{:.3f}", m.p_value),
+                        std::string(m.regression ? "REGRESSION" : "") + (c.contaminated ? " (contaminated)" : ""));
     }
   }
   for (const GroupKey& u : r.unmatched) os << "unmatched cell (in one run only): " << u.label() << '\n';
-  os << fmt::format("{} cells compared, {} with a regression beyond {:.0f}%\n", r.matched, r.regressions,
-                    100 * r.threshold);
+  os << fmt::format("{} cells compared, {} with a regression beyond {:.0f}% and the noise floor\n", r.matched,
+                    r.regressions, 100 * r.threshold);
+  if (r.contaminated > 0)
+    os << fmt::format("{} cells ran on a busy machine (contaminated) on one side or both: {}\n", r.contaminated,
+                      r.judge_contaminated ? "judged all the same (--judge-contaminated)" : "they decide nothing");
   return os.str();
 }
 

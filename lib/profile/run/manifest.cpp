@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/sha256.hpp"
+#include "profile/run/noise_manifest.hpp"
 #include "profile/run/reference_schedule.hpp"
 #include "profile/run/shared_cache_value.hpp"
 
@@ -165,7 +166,8 @@ Manifest parse_manifest(const json& j, const std::string& path) {
   Reader r(path);
   r.object(j, "",
            {"schema_version", "name", "description", "seed", "models", "references", "texts", "phases", "concurrency",
-            "arms", "repeats", "requests", "arrivals", "gate", "cache", "capacity"});
+            "arms", "repeats", "requests", "arrivals", "gate", "cache", "capacity", "aa", "contamination",
+            "stopping"});
   Manifest m;
   m.path = path;
   m.raw = j;
@@ -409,6 +411,10 @@ Manifest parse_manifest(const json& j, const std::string& path) {
     for (const PhaseSpec& p : m.phases) cold = p.kind == Phase::cold ? p.concurrency : cold;
     m.capacity = parse_capacity(*c, path, cold, !m.references.trace_lines.empty());
   }
+  std::vector<Arm> noise_arms;
+  for (const ArmSpec& a : m.arms) noise_arms.push_back(a.arm);
+  m.noise = parse_noise_settings(j, path, m.repeats, noise_arms);
+
   int needed = m.measured_references() +
                (m.references.warmup == warmup_concurrency ? min_warmup_references : m.references.warmup) +
                m.never_seen_references();

@@ -17,6 +17,7 @@
 
 #include "core/batch_coalescer.hpp"
 #include "profile/record/labels.hpp"
+#include "profile/record/noise_record.hpp"
 #include "profile/record/workload_specs.hpp"
 #include "profile/run/shared_cache_value.hpp"
 #include "profile/run/capacity_spec.hpp"
@@ -111,7 +112,8 @@ struct Manifest {
   ArrivalSpec arrivals;
   GateSpec gate;
   CacheSpec cache;
-  nlohmann::json raw;  ///< The manifest as parsed (kept in the report).
+  NoiseSettings noise;  ///< A/A arms, contamination thresholds, the stopping rule ("aa", "contamination", "stopping").
+  nlohmann::json raw;   ///< The manifest as parsed (kept in the report).
 
   std::optional<CapacitySpec> capacity;  ///< Open-loop rate sweeps per arm (cold phase), when asked for.
 

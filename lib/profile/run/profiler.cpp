@@ -18,13 +18,16 @@
 #include "profile/render/text_report.hpp"
 #include "profile/run/capacity_sweep.hpp"
 #include "profile/run/cell_metrics.hpp"
+#include "profile/run/cell_plan.hpp"
 #include "profile/run/reference_schedule.hpp"
 #include "profile/run/reference_set.hpp"
 #include "profile/run/run_context.hpp"
 #include "profile/run/runner.hpp"
 #include "profile/run/shared_tier_server.hpp"
+#include "profile/run/stopping_rule.hpp"
 #include "profile/run/synthesis_model.hpp"
 #include "profile/run/telemetry.hpp"
+#include "profile/verdict/aa_spread.hpp"
 #include "profile/verdict/gate.hpp"
 
 namespace refenc::profile {
@@ -131,6 +134,7 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
       if (std::find(levels.begin(), levels.end(), c) == levels.end()) levels.push_back(c);
   }
   run.have_requests = true;
+  run.noise = manifest.noise;
   // The tier shared by replicas (warm-shared cells): a private server lives until the run returns or throws.
   const SharedTierServer shared_server(manifest.cache, options.tmp_root, manifest.path + ": cache.shared");
   run.context.shared_cache = shared_server.description();
@@ -192,93 +196,112 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
         distinct.push_back(work_item(static_cast<std::size_t>(i), static_cast<std::size_t>(i)));
 
       for (int conc : phase.concurrency) {
-        for (std::size_t slot = 0; slot < slots_of(spec); ++slot) {
-          const int rep = static_cast<int>(slot % static_cast<std::size_t>(manifest.repeats));
-          const int threads =
-              spec.thread_levels.empty() ? 0 : spec.thread_levels[slot / static_cast<std::size_t>(manifest.repeats)];
-          for (const ArmSpec& arm : arms) {
+        // Thread levels outermost (when threads are a dimension); the stopping rule applies to the
+        // level the gate judges (the first), the others run `repeats` times.
+        for (std::size_t t = 0; t < std::max<std::size_t>(1, spec.thread_levels.size()); ++t) {
+          const int threads = spec.thread_levels.empty() ? 0 : spec.thread_levels[t];
+          for (int rep = 0; t == 0 ? keep_repeating(run, manifest, spec.name, phase.kind, conc, rep, run.noise->stops)
+                                   : rep < manifest.repeats;
+               ++rep) {
             if (stopped()) break;
-            CellKey key{spec.name, arm.arm, phase.kind, conc, rep, threads};
-            if (threads > 0 && !backend->set_intra_op_threads(threads))
-              throw Error(ErrorKind::config, spec.name +
-                                                 ": this backend cannot set intra-op threads (encoder.threads "
-                                                 "as a list)");
-            ArmSpec cell_arm = arm;
-            if (arm.arm == Arm::m4b && arm.batch_workers == 0)
-              cell_arm.batch_workers = matched_batch_workers(conc, spec.encoder.device, run.context.cores);
-            progress.cell(key.id(), ++cell_index, total_cells);
-            std::unique_ptr<TempDir> tier_dir;
-            std::unique_ptr<ServiceHandle> service;
-            RunOptions setup{.concurrency = conc, .stop = options.stop};
-            if (phase.kind == Phase::warm_disk) {
-              tier_dir = std::make_unique<TempDir>(options.tmp_root);
-              auto writer = backend->make_service(cell_arm, manifest.cache, tier_dir->path);
-              run_requests(*writer, distinct, setup, nullptr, info.frame_rate);
-              writer.reset();
-              service = backend->make_service(cell_arm, manifest.cache, tier_dir->path);
-            } else if (phase.kind == Phase::warm_shared) {
-              // Replica A (its own disk folder) fills the shared tier untimed; replica B, measured, has
-              // empty memory and disk tiers over the same shared tier (the cell's own key prefix).
-              const CacheSpec shared_cache = shared_server.for_cell(manifest.cache, cell_index);
-              const TempDir replica_a_dir(options.tmp_root);
-              auto replica_a = backend->make_service(cell_arm, shared_cache, replica_a_dir.path);
-              run_requests(*replica_a, distinct, setup, nullptr, info.frame_rate);
-              replica_a.reset();
-              tier_dir = std::make_unique<TempDir>(options.tmp_root);
-              service = backend->make_service(cell_arm, shared_cache, tier_dir->path);
-            } else {
-              service = backend->make_service(cell_arm, manifest.cache, "");
-              if (phase.kind == Phase::warm) run_requests(*service, distinct, setup, nullptr, info.frame_rate);
+            // The arms interleaved, then A/A twins; a contaminated cell's re-run goes in right after it.
+            std::vector<CellPlan> plan = cell_plan(arms, manifest.noise);
+            for (std::size_t k = 0; k < plan.size(); ++k) {
+              const ArmSpec arm = plan[k].arm;
+              if (stopped()) break;
+              CellKey key{spec.name, arm.arm, phase.kind, conc, rep, threads};
+              if (threads > 0 && !backend->set_intra_op_threads(threads))
+                throw Error(ErrorKind::config, spec.name +
+                                                   ": this backend cannot set intra-op threads (encoder.threads "
+                                                   "as a list)");
+              ArmSpec cell_arm = arm;
+              if (arm.arm == Arm::m4b && arm.batch_workers == 0)
+                cell_arm.batch_workers = matched_batch_workers(conc, spec.encoder.device, run.context.cores);
+              progress.cell(key.id(), ++cell_index, total_cells);
+              std::unique_ptr<TempDir> tier_dir;
+              std::unique_ptr<ServiceHandle> service;
+              RunOptions setup{.concurrency = conc, .stop = options.stop};
+              if (phase.kind == Phase::warm_disk) {
+                tier_dir = std::make_unique<TempDir>(options.tmp_root);
+                auto writer = backend->make_service(cell_arm, manifest.cache, tier_dir->path);
+                run_requests(*writer, distinct, setup, nullptr, info.frame_rate);
+                writer.reset();
+                service = backend->make_service(cell_arm, manifest.cache, tier_dir->path);
+              } else if (phase.kind == Phase::warm_shared) {
+                // Replica A (its own disk folder) fills the shared tier untimed; replica B, measured, has
+                // empty memory and disk tiers over the same shared tier (the cell's own key prefix).
+                const CacheSpec shared_cache = shared_server.for_cell(manifest.cache, cell_index);
+                const TempDir replica_a_dir(options.tmp_root);
+                auto replica_a = backend->make_service(cell_arm, shared_cache, replica_a_dir.path);
+                run_requests(*replica_a, distinct, setup, nullptr, info.frame_rate);
+                replica_a.reset();
+                tier_dir = std::make_unique<TempDir>(options.tmp_root);
+                service = backend->make_service(cell_arm, shared_cache, tier_dir->path);
+              } else {
+                service = backend->make_service(cell_arm, manifest.cache, "");
+                if (phase.kind == Phase::warm) run_requests(*service, distinct, setup, nullptr, info.frame_rate);
+              }
+              std::vector<WorkItem> warmup;
+              for (int w = 0; warmup_refs > 0 && w < manifest.warmup_requests(conc); ++w)
+                warmup.push_back(
+                    work_item(static_cast<std::size_t>(w), static_cast<std::size_t>(measured + w % warmup_refs)));
+              if (!warmup.empty()) {
+                RunOptions wo{.concurrency = std::min<int>(conc, static_cast<int>(warmup.size())),
+                              .stop = options.stop};
+                run_requests(*service, warmup, wo, nullptr, info.frame_rate);
+              }
+              // Parity: every batched artifact of a cold cell, a sample elsewhere; checked after the timed window.
+              const std::size_t parity_sample =
+                  phase.kind == Phase::cold || arm.parity_sample == 0 ? 0 : static_cast<std::size_t>(arm.parity_sample);
+              if (service->batching()) service->keep_batched(parity_sample == 0 ? SIZE_MAX : parity_sample);
+              SynthesisModel synth(spec.synthesis, options.sleep_synthesis);
+              RunOptions ro{.concurrency = conc,
+                            .open_loop = manifest.arrivals.open_loop || !arrivals.empty(),
+                            .rate_per_s = manifest.arrivals.rate_per_s,
+                            .arrivals_s = arrivals,
+                            .seed = manifest.seed + static_cast<std::uint64_t>(rep),
+                            .stop = options.stop,
+                            .on_done = [&](std::size_t) { progress.add(1); }};
+              ServiceStats before = service->stats();
+              TelemetrySampler telemetry;
+              const ProcSnapshot host_start = options.host_probe ? options.host_probe() : ProcSnapshot{};
+              RunResult cell_run = run_requests(*service, items, ro, &synth, info.frame_rate);
+              TelemetrySummary tel = telemetry.stop();
+              std::optional<HostLoad> host;
+              if (options.host_probe) host = host_load_between(host_start, options.host_probe());
+              const std::vector<std::string> dirty =
+                  host ? contamination_reasons(*host, manifest.noise.contamination) : std::vector<std::string>{};
+              ServiceStats delta = service->stats().minus(before);
+              bool batching = service->batching();
+              std::optional<ParitySummary> parity;
+              if (batching)
+                parity = record_parity(service->check_parity(), cell_run.records, spec.encoder.parity_tolerance,
+                                       parity_sample);
+              service.reset();
+              if (cell_run.records.empty() && stopped()) break;
+              if (rerun(plan[k], dirty, manifest.noise.contamination) && !stopped()) {
+                plan.insert(plan.begin() + static_cast<std::ptrdiff_t>(k) + 1, plan[k].retry(*host));
+                continue;
+              }
+              run.cells.push_back(make_cell(key, cell_run, delta, tel, ro.open_loop, batching));
+              add_cache_reuse(run.cells.back(), cell_run.records, manifest.cache);
+              run.cells.back().parity = parity;
+              run.cells.back().compute = ArmCompute{arm.arm == Arm::m4b ? cell_arm.batch_workers : conc,
+                                                    arm.arm == Arm::m4b ? cell_arm.batch_workers : 0,
+                                                    backend->intra_op_threads(), spec.encoder.device};
+              if (parity && !parity->holds())
+                run.cells.back().warnings.push_back(fmt::format(
+                    "parity: {} of {} checked batched artifacts differ from a single encode of the same request",
+                    parity->mismatched + parity->errors, parity->checked));
+              if (phase.kind == Phase::warm_shared)
+                for (std::string& w : shared_tier_warnings(delta)) run.cells.back().warnings.push_back(std::move(w));
+              for (RequestRecord& rec : cell_run.records) {  // each row says what compute its arm had
+                rec.batch_workers = run.cells.back().compute->batch_workers;
+                rec.intra_op_threads = run.cells.back().compute->intra_op_threads;
+              }
+              run.requests[plan[k].aa ? aa_cell_id(key) : key.id()] = std::move(cell_run.records);
+              finish_cell(run, plan[k], host, dirty);
             }
-            std::vector<WorkItem> warmup;
-            for (int w = 0; warmup_refs > 0 && w < manifest.warmup_requests(conc); ++w)
-              warmup.push_back(
-                  work_item(static_cast<std::size_t>(w), static_cast<std::size_t>(measured + w % warmup_refs)));
-            if (!warmup.empty()) {
-              RunOptions wo{.concurrency = std::min<int>(conc, static_cast<int>(warmup.size())), .stop = options.stop};
-              run_requests(*service, warmup, wo, nullptr, info.frame_rate);
-            }
-            // Parity: every batched artifact of a cold cell, a sample elsewhere; checked after the timed window.
-            const std::size_t parity_sample =
-                phase.kind == Phase::cold || arm.parity_sample == 0 ? 0 : static_cast<std::size_t>(arm.parity_sample);
-            if (service->batching()) service->keep_batched(parity_sample == 0 ? SIZE_MAX : parity_sample);
-            SynthesisModel synth(spec.synthesis, options.sleep_synthesis);
-            RunOptions ro{.concurrency = conc,
-                          .open_loop = manifest.arrivals.open_loop || !arrivals.empty(),
-                          .rate_per_s = manifest.arrivals.rate_per_s,
-                          .arrivals_s = arrivals,
-                          .seed = manifest.seed + static_cast<std::uint64_t>(rep),
-                          .stop = options.stop,
-                          .on_done = [&](std::size_t) { progress.add(1); }};
-            ServiceStats before = service->stats();
-            TelemetrySampler telemetry;
-            RunResult cell_run = run_requests(*service, items, ro, &synth, info.frame_rate);
-            TelemetrySummary tel = telemetry.stop();
-            ServiceStats delta = service->stats().minus(before);
-            bool batching = service->batching();
-            std::optional<ParitySummary> parity;
-            if (batching)
-              parity = record_parity(service->check_parity(), cell_run.records, spec.encoder.parity_tolerance,
-                                     parity_sample);
-            service.reset();
-            if (cell_run.records.empty() && stopped()) break;
-            run.cells.push_back(make_cell(key, cell_run, delta, tel, ro.open_loop, batching));
-            add_cache_reuse(run.cells.back(), cell_run.records, manifest.cache);
-            run.cells.back().parity = parity;
-            run.cells.back().compute = ArmCompute{arm.arm == Arm::m4b ? cell_arm.batch_workers : conc,
-                                                  arm.arm == Arm::m4b ? cell_arm.batch_workers : 0,
-                                                  backend->intra_op_threads(), spec.encoder.device};
-            if (parity && !parity->holds())
-              run.cells.back().warnings.push_back(fmt::format(
-                  "parity: {} of {} checked batched artifacts differ from a single encode of the same request",
-                  parity->mismatched + parity->errors, parity->checked));
-            if (phase.kind == Phase::warm_shared)
-              for (std::string& w : shared_tier_warnings(delta)) run.cells.back().warnings.push_back(std::move(w));
-            for (RequestRecord& rec : cell_run.records) {  // each row says what compute its arm had
-              rec.batch_workers = run.cells.back().compute->batch_workers;
-              rec.intra_op_threads = run.cells.back().compute->intra_op_threads;
-            }
-            run.requests[key.id()] = std::move(cell_run.records);
           }
         }
       }
@@ -294,6 +317,7 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
   for (const ModelEntry& m : run.models)
     run.context.encoders.push_back({m.name, m.scale, m.evidence_grade, m.real_weights});
   if (options.library_context) run.context.libtorch = ask_library(options);  // threads as the encoders left them
+  run.noise->aa_spread = aa_spread(run);
   run.gate = evaluate_gate(run, run.gate_options());
   write_run(options.out_dir, run, summary_markdown(run));
   return result;

@@ -25,6 +25,7 @@
 #include "profile/record/run_record.hpp"
 #include "profile/run/manifest.hpp"
 #include "profile/run/model_backend.hpp"
+#include "profile/run/proc_sampler.hpp"
 
 namespace refenc::profile {
 
@@ -38,6 +39,10 @@ struct ProfileOptions {
   /// Asked at the start and the end of the run for the tensor library's version and threads (the
   /// encoders' LibTorch, from the CLI); absent: recorded as unavailable.
   std::function<LibraryContext()> library_context;
+  /// Reads the machine's load before and after each cell (read_proc_snapshot from the CLI; a fake in
+  /// tests). A cell over the manifest's contamination thresholds is re-run up to its bound and then kept
+  /// marked contaminated. Absent: no host load is recorded and nothing is judged contaminated.
+  HostProbe host_probe;
 };
 
 /// What a profile produced.

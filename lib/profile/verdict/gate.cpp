@@ -7,6 +7,8 @@
 
 #include "profile/record/cell_groups.hpp"
 #include "profile/verdict/capacity_gate.hpp"
+#include "profile/verdict/contamination_rule.hpp"
+#include "profile/verdict/verdict_stability.hpp"
 #include "profile/stats/percentile.hpp"
 #include "profile/stats/throughput.hpp"
 
@@ -153,6 +155,12 @@ std::pair<Verdict, std::string> judge_parity(const RunRecord& run, const std::st
 }  // namespace
 
 GateReport evaluate_gate(const RunRecord& run, const GateOptions& options) {
+  GateReport result = evaluate_gate_levels(run, options);
+  add_verdict_stability(run, result);
+  return result;
+}
+
+GateReport evaluate_gate_levels(const RunRecord& run, const GateOptions& options) {
   GateReport result;
   result.options = options;
   auto groups = group_cells(run);
@@ -204,6 +212,7 @@ GateReport evaluate_gate(const RunRecord& run, const GateOptions& options) {
       out.verdict = combine_capacity(out.verdict, !levels.empty(), *out.capacity);
       reasons.push_back(out.capacity->reason);
     }
+    apply_contamination(run, out, reasons);
     auto [parity_verdict, parity_line] = judge_parity(run, m.name);
     out.parity = parity_line;
     if (parity_verdict == Verdict::no_go)

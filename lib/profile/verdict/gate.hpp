@@ -17,6 +17,8 @@
 //   The model's verdict is the worst over concurrencies (NO-GO < INCONCLUSIVE < GO);
 //   3b. capacity: when the manifest sweeps arrival rates, M4b's capacity at the SLO against M4a's
 //      (verdict/capacity_gate.hpp); the better of it and the levels' verdict is the model's;
+//   3c. contamination: a model with a cold cell that stayed contaminated (record/host_load.hpp) is
+//      INCONCLUSIVE, naming the cells and why (a busy machine decides nothing), unless parity fails;
 //   4. parity: every M4b cell (any phase) whose batches encoded requests must carry a parity check, and
 //      every checked batched artifact must equal the single encode of the same request (integers
 //      exactly, floats within the model's encoder.parity_tolerance): a mismatch or a failed check is
@@ -36,7 +38,11 @@
 
 namespace refenc::profile {
 
-/// Evaluates the gate over `run`'s models, cells, manifest levels and raw requests.
+/// Evaluates the gate over `run`'s models, cells, manifest levels and raw requests, with each
+/// verdict's stability (verdict_stability.hpp).
 GateReport evaluate_gate(const RunRecord& run, const GateOptions& options);
+
+/// The gate without verdict stability (what the stability and the stopping rule evaluate on parts of a run).
+GateReport evaluate_gate_levels(const RunRecord& run, const GateOptions& options);
 
 }  // namespace refenc::profile
