@@ -63,9 +63,7 @@ struct ModelVerdict {
   std::string parity;               ///< The parity condition as judged (empty when not evaluated).
   std::vector<LevelResult> levels;  ///< Empty for NOT_APPLICABLE and MISSING_ARM.
 
-  std::optional<CapacityResult> capacity;  ///< The capacity criterion, when the run swept rates.
-  std::string parity;                         ///< The parity condition as judged (empty when not evaluated).
-  std::vector<LevelResult> levels;            ///< Empty for NOT_APPLICABLE and MISSING_ARM.
+  std::optional<CapacityResult> capacity;     ///< The capacity criterion, when the run swept rates.
   std::vector<std::string> contaminated;      ///< Cold cells that stayed contaminated (the verdict is INCONCLUSIVE).
   std::optional<VerdictStability> stability;  ///< Absent for NOT_APPLICABLE, MISSING_ARM and older reports.
 };
