@@ -17,7 +17,11 @@
 #include "profile/render/trace_events.hpp"
 #include "profile/render/svg_chart.hpp"
 #include "profile/render/text_report.hpp"
+#include "profile/record/calibration.hpp"
+#include "profile/run/calibration_presets.hpp"
 #include "profile/run/cell_metrics.hpp"
+#include "profile/run/cost_surface.hpp"
+#include "profile/run/device_queue.hpp"
 #include "profile/run/gpu_probe.hpp"
 #include "profile/run/profiler.hpp"
 #include "profile/run/reference_schedule.hpp"
@@ -334,5 +338,45 @@ TEST_CASE("header examples: run") {
     int fresh = never_seen_count(spec, phase);  // 10: refs holds 22..31 once each
     CHECK(fresh == 10);
     CHECK(std::count_if(refs.begin(), refs.end(), [](std::size_t i) { return i >= 22; }) == 10);
+  }
+}
+
+TEST_CASE("header examples: calibration and modelled devices") {
+  auto examples = [] {
+    {
+      // record/calibration.hpp
+      refenc::profile::Calibration c = refenc::profile::load_calibration("cal.json");
+      double ms = c.time_ms[0][1];  // batch c.batch_sizes[0], length c.lengths_s[1]
+      std::string who = c.context.host + " / " + c.context.device_name;
+      refenc::profile::save_calibration(c, "out/fish.json");  // atomic: temp file + rename
+      (void)ms;
+    }
+    {
+      // run/cost_surface.hpp
+      refenc::profile::CostSurface surface(refenc::profile::load_calibration("cal.json"));
+      double alone = surface.call_seconds(4, 7.5);     // a batch of 4, longest 7.5 s, device to itself
+      double shared = surface.device_seconds(4, 7.5);  // with the calibration's stream slowdown
+      (void)alone, (void)shared;
+    }
+  };
+  (void)examples;
+  {
+    // run/calibration_presets.hpp
+    std::ostringstream cout;
+    for (const auto& c : refenc::profile::calibration_presets()) cout << c.name << ": " << c.source;
+    refenc::profile::Calibration c = refenc::profile::resolve_calibration("fish-s2-pro-cpu", "workloads");
+    refenc::profile::SynthesisSpec s = refenc::profile::synthesis_preset("fish-s2-pro-h200");
+    CHECK(c.model == "fish-s2-pro");
+    CHECK(s.step_base_ms > 0);
+  }
+  {
+    // run/device_queue.hpp
+    using refenc::profile::DeviceQueue;
+    refenc::profile::DeviceQueue gpu(1);  // one stream
+    auto slot = gpu.run(0.010);           // sleeps ~10 ms plus any queueing
+    double waited = std::chrono::duration<double>(slot.start - slot.arrival).count();
+    auto planned = gpu.reserve(DeviceQueue::Clock::now(), 0.25);  // no sleep: the plan only
+    CHECK(waited >= 0);
+    CHECK(planned.end > planned.start);
   }
 }

@@ -76,6 +76,9 @@ class ModelBackend {
                                                       const std::string& tier_root) = 0;
   /// The encoder library's intra-op threads as the encodes use them now (0 = unknown).
   virtual int intra_op_threads() const { return 0; }
+  /// Calls a modelled device runs at once (its streams); 0 for a real device. M4b's matched batch
+  /// workers are these streams when set.
+  virtual int device_streams() const { return 0; }
 };
 
 /// Makes the backend of a manifest's model; throws Error(config) for an unknown model.
