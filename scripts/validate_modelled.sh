@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Validates the modelled device against the real encoder on this machine: calibrates Fish S2-Pro's
-# tiny proxy (1 intra-op thread, sharing measured with 8 concurrent callers), then profiles
+# tiny proxy (1 intra-op thread, sharing measured with 2 to 16 concurrent callers), then profiles
 # workloads/validate-fish.json twice, once with the real encoder and once with device "modelled" over
 # that calibration, and prints encode p50/p95 and throughput per arm and concurrency with the relative
 # difference (modelled / real - 1). Everything lands in OUT (default runs/validate-modelled-<UTC time>):
@@ -20,7 +20,7 @@ out=$(cd "$out" && pwd)
 manifest=$root/workloads/validate-fish.json
 
 "$refenc" calibrate --model fish-s2-pro --scale tiny --threads 1 --lengths 3,6,9,12 --batch-max 8 \
-  --repeats 3 --concurrency 8 --out "$out/calibration.json"
+  --repeats 3 --concurrency 2,4,8,16 --out "$out/calibration.json"
 
 # The same manifest on the modelled device (clip paths made absolute: the copy lives in OUT).
 jq --arg cal "$out/calibration.json" --arg clips "$root/workloads/" \

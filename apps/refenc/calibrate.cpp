@@ -34,7 +34,7 @@ struct CalibrateOptions {
   int batch_max = 8;
   std::vector<double> lengths{2, 5, 10};
   int repeats = 3;
-  int concurrency = 0;
+  std::vector<int> concurrency;
   std::string out;
   std::string name;
   std::string preset;
@@ -94,7 +94,8 @@ int run(const CalibrateOptions& o) {
   if (o.model.empty()) throw Error(ErrorKind::bad_input, "--model: required (or --preset NAME)");
   if (o.batch_max < 1 || o.batch_max > 64) throw Error(ErrorKind::bad_input, "--batch-max: must be 1..64");
   if (o.repeats < 1 || o.repeats > 100) throw Error(ErrorKind::bad_input, "--repeats: must be 1..100");
-  if (o.concurrency < 0 || o.concurrency > 256) throw Error(ErrorKind::bad_input, "--concurrency: must be 0..256");
+  for (int k : o.concurrency)
+    if (k < 1 || k > 256) throw Error(ErrorKind::bad_input, "--concurrency: each level must be 1..256");
   std::vector<double> lengths = o.lengths;
   std::sort(lengths.begin(), lengths.end());
   lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
@@ -128,9 +129,12 @@ int run(const CalibrateOptions& o) {
   c.context.date_utc = ctx.started_utc;
   c.batch_sizes = batch_sizes(o.batch_max);
   c.lengths_s = lengths;
-  c.source = fmt::format("refenc calibrate --model {} {} --device {} --threads {} --repeats {} --concurrency {} on {}",
-                         info.name, o.module_path.empty() ? "--scale " + o.scale : "--module " + o.module_path,
-                         o.device, c.context.threads, o.repeats, o.concurrency, ctx.host);
+  std::string levels;
+  for (int k : o.concurrency) levels += (levels.empty() ? "" : ",") + std::to_string(k);
+  c.context.cores = static_cast<int>(ctx.cores);
+  c.source = fmt::format("refenc calibrate --model {} {} --device {} --threads {} --repeats {}{} on {}", info.name,
+                         o.module_path.empty() ? "--scale " + o.scale : "--module " + o.module_path, o.device,
+                         c.context.threads, o.repeats, levels.empty() ? "" : " --concurrency " + levels, ctx.host);
   c.assumptions.push_back("each time is the median of " + std::to_string(o.repeats) +
                           " calls after one warm-up call, on seeded test clips of the stated lengths");
 
@@ -172,36 +176,47 @@ int run(const CalibrateOptions& o) {
   std::cout << fmt::format("  fit (batch 1): {:.1f} ms per call + {:.1f} ms per second of reference\n", c.overhead_ms,
                            c.per_audio_second_ms);
 
-  if (o.concurrency > 1) {
+  if (!o.concurrency.empty()) {
+    // Throughput of k concurrent callers of batch 1 at the middle length, over one caller's.
     const std::size_t mid = lengths.size() / 2;
-    const double alone_ms = c.time_ms[0][mid];
-    std::barrier start(o.concurrency + 1);
-    std::vector<std::thread> threads;
-    for (int k = 0; k < o.concurrency; ++k)
-      threads.emplace_back([&] {
-        start.arrive_and_wait();
-        for (int r = 0; r < o.repeats; ++r) call(1, mid);
-      });
-    start.arrive_and_wait();
-    auto t0 = Clock::now();
-    for (auto& t : threads) t.join();
-    const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
-    const double throughput = o.concurrency * o.repeats / wall;
-    const double effective = throughput * alone_ms / 1000.0;
-    c.sharing.measured_concurrency = o.concurrency;
-    c.sharing.throughput_per_s = throughput;
+    auto throughput = [&](int k) {
+      std::barrier start(k + 1);
+      std::vector<std::thread> threads;
+      for (int i = 0; i < k; ++i)
+        threads.emplace_back([&] {
+          start.arrive_and_wait();
+          for (int r = 0; r < o.repeats; ++r) call(1, mid);
+        });
+      start.arrive_and_wait();
+      auto t0 = Clock::now();
+      for (auto& t : threads) t.join();
+      return k * o.repeats / std::chrono::duration<double>(Clock::now() - t0).count();
+    };
+    std::vector<int> levels_k{1};
+    for (int k : o.concurrency)
+      if (k > 1) levels_k.push_back(k);
+    std::sort(levels_k.begin(), levels_k.end());
+    levels_k.erase(std::unique(levels_k.begin(), levels_k.end()), levels_k.end());
+    const double alone = throughput(1);
+    std::cout << fmt::format("  sharing at {:g} s, batch 1 ({:.2f} calls/s alone):", lengths[mid], alone);
+    for (int k : levels_k) {
+      const double x = k == 1 ? alone : throughput(k);
+      c.sharing.capacity.emplace_back(k, k == 1 ? 1.0 : x / alone);
+      c.sharing.measured_concurrency = k;
+      c.sharing.throughput_per_s = x;
+      std::cout << fmt::format(" c{} {:.2f}x", k, c.sharing.capacity.back().second) << std::flush;
+    }
+    std::cout << '\n';
+    const double effective = c.sharing.capacity.back().second;
     c.sharing.streams = std::max(1, static_cast<int>(std::lround(effective)));
     c.sharing.stream_slowdown = c.sharing.streams / effective;
     c.assumptions.push_back(fmt::format(
-        "sharing: {} concurrent callers of batch 1 at {:g} s ran {:.2f} calls/s, {:.2f} times one call alone; "
-        "modelled as {} stream(s) with each call {:.2f}x its alone time (matches the throughput at that "
-        "concurrency, overstates a lone call's time by the same factor)",
-        o.concurrency, lengths[mid], throughput, effective, c.sharing.streams, c.sharing.stream_slowdown));
-    std::cout << fmt::format(
-        "  sharing: {} callers -> {:.2f} calls/s = {:.2f} x alone; {} stream(s), slowdown {:.2f}\n", o.concurrency,
-        throughput, effective, c.sharing.streams, c.sharing.stream_slowdown);
+        "sharing: concurrent callers of batch 1 at {:g} s; capacity[k] = calls/s with k callers over calls/s with "
+        "one; the modelled device shares itself by that curve (processor sharing), batches included, and a batch's "
+        "work is its alone time from the grid",
+        lengths[mid]));
   } else {
-    c.assumptions.push_back("sharing not measured (--concurrency 0): one stream, calls at their alone time");
+    c.assumptions.push_back("sharing not measured (no --concurrency): one stream, calls at their alone time");
   }
   c.peak_memory_bytes = peak_rss();
   c.peak_memory_kind = c.peak_memory_bytes ? "rss" : "";
@@ -227,7 +242,8 @@ Registration reg{
       app.add_option("--lengths", o->lengths, "Reference lengths in seconds")->delimiter(',')->capture_default_str();
       app.add_option("--repeats", o->repeats, "Timed calls per grid point")->capture_default_str();
       app.add_option("--concurrency", o->concurrency,
-                     "Concurrent callers for the sharing measurement (0: not measured)");
+                     "Concurrent callers for the sharing measurement, e.g. 2,4,8,16 (none: not measured)")
+          ->delimiter(',');
       app.add_option("--name", o->name, "Calibration name (default MODEL-SCALE-DEVICE)");
       app.add_option("--preset", o->preset, "Write this published preset instead of measuring");
       app.add_option("--out", o->out, "Calibration file to write")->required();

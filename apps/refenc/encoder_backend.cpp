@@ -51,8 +51,8 @@ class EncoderBackend final : public ModelBackend {
   void make_modelled(const ModelSpec& spec, const encoders::EncoderOptions& o) {
     auto surface = std::make_shared<const CostSurface>(resolve_calibration(spec.encoder.calibration, ""));
     const Calibration& c = surface->calibration();
-    auto device = std::make_shared<DeviceQueue>(c.sharing.streams);
-    streams_ = c.sharing.streams;
+    ModelledDevice device = make_modelled_device(c);
+    streams_ = device.parallel;
     const bool batches = c.batch_sizes.size() > 1;
     hook_ = encoders::make_hook_over(spec.name, o, make_modelled_network(spec.name, o, surface, device), batches);
     const encoders::ModelInfo& mi = hook_->info();

@@ -44,7 +44,7 @@ HostTensor codes(Values& v, std::vector<std::int64_t> shape, const std::vector<s
 class ModelledNetwork final : public encoders::Network {
  public:
   ModelledNetwork(const encoders::ModelInfo& info, const encoders::EncoderOptions& options,
-                  std::shared_ptr<const profile::CostSurface> surface, std::shared_ptr<profile::DeviceQueue> device)
+                  std::shared_ptr<const profile::CostSurface> surface, ModelledDevice device)
       : info_(info), scale_(options.scale), surface_(std::move(surface)), device_(std::move(device)) {
     const profile::Calibration& c = surface_->calibration();
     nlohmann::json j = {{"modelled", c.name}, {"calibration_sha256", c.sha256}, {"scale", scale_}};
@@ -57,7 +57,11 @@ class ModelledNetwork final : public encoders::Network {
     std::size_t longest = 0;
     for (const auto& it : items) longest = std::max(longest, it.samples.size());
     const double seconds = static_cast<double>(longest) / info_.sample_rate;
-    device_->run(surface_->device_seconds(static_cast<int>(items.size()), seconds));
+    const int batch = static_cast<int>(items.size());
+    if (device_.shared)
+      device_.shared->run(surface_->call_seconds(batch, seconds));
+    else
+      device_.queue->run(surface_->device_seconds(batch, seconds));
     std::vector<encoders::NetworkOutput> out;
     out.reserve(items.size());
     for (const auto& it : items) out.push_back(artifact(it));
@@ -89,16 +93,28 @@ class ModelledNetwork final : public encoders::Network {
   const encoders::ModelInfo& info_;
   std::string scale_;
   std::shared_ptr<const profile::CostSurface> surface_;
-  std::shared_ptr<profile::DeviceQueue> device_;
+  ModelledDevice device_;
   encoders::EncoderConfig config_;
 };
 
 }  // namespace
 
+ModelledDevice make_modelled_device(const profile::Calibration& c) {
+  ModelledDevice d;
+  if (!c.sharing.capacity.empty()) {
+    d.shared = std::make_shared<profile::SharedDevice>(c.sharing.capacity);
+    d.parallel = std::max(1, c.context.cores);
+  } else {
+    d.queue = std::make_shared<profile::DeviceQueue>(c.sharing.streams);
+    d.parallel = d.queue->streams();
+  }
+  return d;
+}
+
 std::unique_ptr<encoders::Network> make_modelled_network(std::string_view model_name,
                                                          const encoders::EncoderOptions& options,
                                                          std::shared_ptr<const profile::CostSurface> surface,
-                                                         std::shared_ptr<profile::DeviceQueue> device) {
+                                                         ModelledDevice device) {
   return std::make_unique<ModelledNetwork>(encoders::model_info(model_name), options, std::move(surface),
                                            std::move(device));
 }

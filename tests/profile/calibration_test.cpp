@@ -11,6 +11,10 @@
 #include "profile/run/cost_surface.hpp"
 #include "profile/run/device_queue.hpp"
 #include "profile/run/manifest.hpp"
+#include "profile/run/shared_device.hpp"
+
+#include <barrier>
+#include <thread>
 
 using namespace refenc::profile;
 using nlohmann::json;
@@ -170,6 +174,42 @@ TEST_CASE("the device queue serves calls first come first served per stream") {
   CHECK(DeviceQueue(0).streams() == 1);
   auto r = one.run(0);  // a zero-length call returns at once
   CHECK(r.end >= r.start);
+}
+
+TEST_CASE("the shared device divides its capacity among the calls in flight") {
+  SharedDevice cpu({{2, 1.6}, {8, 2.0}});  // (1, 1) implied
+  CHECK(cpu.speed(1) == Approx(1.0));
+  CHECK(cpu.speed(2) == Approx(0.8));
+  CHECK(cpu.speed(5) == Approx(1.8 / 5));    // linear between 2 and 8
+  CHECK(cpu.speed(16) == Approx(2.0 / 16));  // flat beyond the last point
+  CHECK(cpu.speed(0) == Approx(1.0));
+  CHECK(SharedDevice({}).speed(4) == Approx(0.25));  // no curve: one core's worth shared
+  // Concurrent calls all finish, however they interleave (no timing asserted).
+  std::barrier start(4);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&] {
+      start.arrive_and_wait();
+      cpu.run(0.001);
+    });
+  for (auto& t : threads) t.join();
+  CHECK(cpu.calls() == 4);
+  CHECK(cpu.run(0) >= 0);
+}
+
+TEST_CASE("a calibration's capacity curve is read and checked") {
+  Calibration c = grid();
+  c.sharing.capacity = {{1, 1.0}, {4, 1.7}};
+  json j = calibration_to_json(c);
+  CHECK(parse_calibration(j, "cal.json").sharing.capacity == c.sharing.capacity);
+  j["sharing"]["capacity"] = json::parse("[[1, 1.0], [1, 2.0]]");
+  CHECK(parse_error(j) ==
+        "cal.json: sharing.capacity[1]: expected [concurrency, effective]: concurrency ascending "
+        "from 1, effective > 0");
+  j["sharing"]["capacity"] = json::parse("[[2, -1]]");
+  CHECK(parse_error(j) ==
+        "cal.json: sharing.capacity[0]: expected [concurrency, effective]: concurrency ascending "
+        "from 1, effective > 0");
 }
 
 TEST_CASE("presets cite their source, state assumptions and parse as files") {

@@ -22,6 +22,7 @@
 #include "profile/run/cell_metrics.hpp"
 #include "profile/run/cost_surface.hpp"
 #include "profile/run/device_queue.hpp"
+#include "profile/run/shared_device.hpp"
 #include "profile/run/gpu_probe.hpp"
 #include "profile/run/profiler.hpp"
 #include "profile/run/reference_schedule.hpp"
@@ -378,5 +379,13 @@ TEST_CASE("header examples: calibration and modelled devices") {
     auto planned = gpu.reserve(DeviceQueue::Clock::now(), 0.25);  // no sleep: the plan only
     CHECK(waited >= 0);
     CHECK(planned.end > planned.start);
+  }
+  {
+    // run/shared_device.hpp
+    refenc::profile::SharedDevice cpu({{1, 1.0}, {2, 1.7}, {8, 1.9}});
+    double elapsed = cpu.run(0.200);  // a 200 ms call; longer while others share the device
+    double speed = cpu.speed(4);      // effective(4) / 4: each of 4 calls' share
+    CHECK(elapsed > 0);
+    CHECK(speed == Approx(0.475 * 1.0).epsilon(0.2));
   }
 }

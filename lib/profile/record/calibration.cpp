@@ -51,12 +51,14 @@ json calibration_to_json(const Calibration& c) {
                 {"module_sha256", x.module_sha256},
                 {"scale", x.scale},
                 {"threads", x.threads},
+                {"cores", x.cores},
                 {"date_utc", x.date_utc}}},
               {"sharing",
                {{"streams", c.sharing.streams},
                 {"stream_slowdown", c.sharing.stream_slowdown},
                 {"measured_concurrency", c.sharing.measured_concurrency},
-                {"throughput_per_s", c.sharing.throughput_per_s}}},
+                {"throughput_per_s", c.sharing.throughput_per_s},
+                {"capacity", c.sharing.capacity}}},
               {"batch_sizes", c.batch_sizes},
               {"lengths_s", c.lengths_s},
               {"time_ms", c.time_ms},
@@ -92,6 +94,7 @@ Calibration parse_calibration(const json& j, const std::string& path) {
   c.context.module_sha256 = in.str(x, "context", "module_sha256");
   c.context.scale = in.str(x, "context", "scale");
   c.context.threads = static_cast<int>(in.integer(x, "context", "threads"));
+  c.context.cores = static_cast<int>(in.integer(x, "context", "cores"));
   c.context.date_utc = in.str(x, "context", "date_utc");
   const json& s = in.obj(j, "", "sharing");
   c.sharing.streams = static_cast<int>(in.integer(s, "sharing", "streams", 1));
@@ -101,6 +104,15 @@ Calibration parse_calibration(const json& j, const std::string& path) {
     in.fail("sharing.stream_slowdown", "must be > 0 and <= 1000");
   c.sharing.measured_concurrency = static_cast<int>(in.integer(s, "sharing", "measured_concurrency", 1));
   c.sharing.throughput_per_s = in.num(s, "sharing", "throughput_per_s");
+  const json& cap = in.arr(s, "sharing", "capacity");
+  for (std::size_t i = 0; i < cap.size(); ++i) {
+    const json& p = cap[i];
+    if (!p.is_array() || p.size() != 2 || !p[0].is_number_integer() || p[0].get<long long>() < 1 || !p[1].is_number() ||
+        !(p[1].get<double>() > 0) || (i > 0 && p[0].get<long long>() <= cap[i - 1][0].get<long long>()))
+      in.fail(JsonFields::idx("sharing.capacity", i),
+              "expected [concurrency, effective]: concurrency ascending from 1, effective > 0");
+    c.sharing.capacity.emplace_back(p[0].get<int>(), p[1].get<double>());
+  }
 
   const json& bs = in.arr(j, "", "batch_sizes");
   for (std::size_t i = 0; i < bs.size(); ++i) {

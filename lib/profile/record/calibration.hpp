@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -29,16 +30,22 @@ struct CalibrationContext {
   std::string module_sha256;  ///< SHA-256 of the TorchScript module; "" for the seeded proxy.
   std::string scale;          ///< Proxy scale measured ("" for a module or a preset).
   int threads = 0;            ///< Intra-op threads during the measurement (0 = unknown).
+  int cores = 0;              ///< Logical CPUs of the host (0 = unknown).
   std::string date_utc;       ///< ISO 8601.
 };
 
-/// How calls share the device: `streams` calls run at once, first come first served, each lasting
-/// the surface's time times `stream_slowdown` (a CPU's cores shared by concurrent calls).
+/// How calls share the device. Without a capacity curve: `streams` calls run at once, first come
+/// first served, each lasting the surface's time times `stream_slowdown` (a GPU: one stream). With
+/// one: every call in flight shares the device (a CPU's cores), n calls together completing
+/// effective(n) lone calls' worth of work (processor sharing, SharedDevice).
 struct CalibrationSharing {
   int streams = 1;               ///< Calls running at once (a GPU stream: 1).
   double stream_slowdown = 1;    ///< Factor on each call's time while it shares the device (>= 1 typical).
   int measured_concurrency = 1;  ///< Concurrent callers the sharing was measured with (1: not measured).
   double throughput_per_s = 0;   ///< Calls per second measured at that concurrency (0: not measured).
+  /// Measured (concurrency, effective) points: calls per second at that concurrency over calls per
+  /// second alone. Empty: first come first served over `streams`.
+  std::vector<std::pair<int, double>> capacity;
 };
 
 struct Calibration {
