@@ -39,7 +39,8 @@ error() {
 
 # --- presets ----------------------------------------------------------------------------------------
 "$refenc" models >"$work/models" 2>&1
-check "models lists the calibration presets" grep -q '^  qwen3-tts-gpu .*sglang-omni PR #2172' "$work/models"
+check "models lists the calibration presets" grep -q '^  qwen3-tts-gpu  ' "$work/models"
+check "models cites each preset's source" grep -q 'source: Qwen3-TTS .*sglang-omni PR #2172' "$work/models"
 check "models lists the synthesis presets" grep -q '^  fish-s2-pro-h200 ' "$work/models"
 "$refenc" models --presets --json >"$work/presets.json"
 check "models --presets --json: five encoder presets" test "$(jq '.calibration_presets | length' "$work/presets.json")" -eq 5

@@ -282,6 +282,10 @@ TEST_CASE("manifests give an encoder a modelled device and synthesis a preset") 
   CHECK_THAT(error(k),
              Catch::StartsWith(path + ": models[0].encoder.calibration: calibration 'missing.json': neither a preset"));
   k = j;
+  k["models"][0]["encoder"]["calibration"] = "fish-s2-pro-cpu";
+  CHECK(error(k) ==
+        path + ": models[0].encoder.calibration: calibration 'fish-s2-pro-cpu' is for fish-s2-pro, not qwen3-tts");
+  k = j;
   k["models"][0]["synthesis"]["preset"] = "nope";
   CHECK(error(k) == path + ": models[0].synthesis.preset: synthesis preset 'nope': unknown (known: fish-s2-pro-h200)");
   k = j;

@@ -101,7 +101,7 @@ Calibration resolve_calibration(const std::string& name_or_path, const std::stri
   return load_calibration(p.lexically_normal().string());
 }
 
-void check_modelled_encoder(EncoderSpec& encoder, const std::string& base_dir) {
+void check_modelled_encoder(const std::string& model, EncoderSpec& encoder, const std::string& base_dir) {
   if (encoder.device != "modelled") {
     if (!encoder.calibration.empty())
       throw Error(ErrorKind::bad_input,
@@ -111,6 +111,8 @@ void check_modelled_encoder(EncoderSpec& encoder, const std::string& base_dir) {
   if (encoder.calibration.empty())
     throw Error(ErrorKind::bad_input, "device \"modelled\" needs a \"calibration\" (a preset name or a file)");
   Calibration c = resolve_calibration(encoder.calibration, base_dir);
+  if (c.model != model)
+    throw Error(ErrorKind::bad_input, "calibration '" + encoder.calibration + "' is for " + c.model + ", not " + model);
   if (!c.path.empty()) encoder.calibration = c.path;
 }
 

@@ -30,8 +30,9 @@ Calibration resolve_calibration(const std::string& name_or_path, const std::stri
 
 /// Checks an encoder spec's device and calibration: with device "modelled" the calibration must name a
 /// preset or a readable calibration file (a relative path is resolved against `base_dir` and replaced
-/// by the resolved path); without it, no calibration may be given. Throws Error(bad_input).
-void check_modelled_encoder(EncoderSpec& encoder, const std::string& base_dir);
+/// by the resolved path) for encoder `model`; without it, no calibration may be given. Throws
+/// Error(bad_input).
+void check_modelled_encoder(const std::string& model, EncoderSpec& encoder, const std::string& base_dir);
 
 /// A named modelled-synthesis preset with its description.
 struct SynthesisPreset {

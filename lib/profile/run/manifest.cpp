@@ -137,10 +137,10 @@ std::vector<TraceLine> read_trace(const std::string& path) {
 
 /// An encoder's "calibration" field: required with device "modelled", refused without it.
 void read_modelled_device(const Reader& r, const json& e, const std::string& we, const std::string& path,
-                          EncoderSpec& enc) {
+                          const std::string& model, EncoderSpec& enc) {
   enc.calibration = r.str(e, we, "calibration", "");
   try {
-    check_modelled_encoder(enc, std::filesystem::path(path).parent_path().string());
+    check_modelled_encoder(model, enc, std::filesystem::path(path).parent_path().string());
   } catch (const Error& x) {
     r.fail(Reader::key(we, enc.calibration.empty() ? "device" : "calibration"), x.what());
   }
@@ -221,7 +221,7 @@ Manifest parse_manifest(const json& j, const std::string& path) {
       ms.encoder.module_path = r.str(*e, we, "module", "");
       ms.encoder.threads = static_cast<int>(r.integer(*e, we, "threads", ms.encoder.threads, 0, 1024));
       ms.encoder.parity_tolerance = r.num(*e, we, "parity_tolerance", 0, 0, 1e9);
-      read_modelled_device(r, *e, we, path, ms.encoder);
+      read_modelled_device(r, *e, we, path, ms.name, ms.encoder);
     }
     const json* s = r.find(mj, "synthesis");
     if (!s) r.fail(Reader::key(w, "synthesis"), "required");
