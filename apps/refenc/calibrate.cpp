@@ -197,14 +197,11 @@ int run(const CalibrateOptions& o) {
       if (k > 1) levels_k.push_back(k);
     std::sort(levels_k.begin(), levels_k.end());
     levels_k.erase(std::unique(levels_k.begin(), levels_k.end()), levels_k.end());
-    // effective(k) = X(k) x the grid's alone time at that point: the modelled device then completes
-    // exactly the measured X(k) calls/s at k callers, whatever the load was while the grid was taken.
-    const double grid_alone_s = c.time_ms[0][mid] / 1000.0;
-    std::cout << fmt::format("  sharing at {:g} s, batch 1 (grid: {:.0f} ms alone), work per second in grid calls:",
-                             lengths[mid], grid_alone_s * 1000);
+    const double alone = throughput(1);
+    std::cout << fmt::format("  sharing at {:g} s, batch 1 ({:.2f} calls/s alone):", lengths[mid], alone);
     for (int k : levels_k) {
-      const double x = throughput(k);
-      c.sharing.capacity.emplace_back(k, x * grid_alone_s);
+      const double x = k == 1 ? alone : throughput(k);
+      c.sharing.capacity.emplace_back(k, k == 1 ? 1.0 : x / alone);
       c.sharing.measured_concurrency = k;
       c.sharing.throughput_per_s = x;
       std::cout << fmt::format(" c{} {:.2f}x", k, c.sharing.capacity.back().second) << std::flush;
@@ -214,10 +211,9 @@ int run(const CalibrateOptions& o) {
     c.sharing.streams = std::max(1, static_cast<int>(std::lround(effective)));
     c.sharing.stream_slowdown = c.sharing.streams / effective;
     c.assumptions.push_back(fmt::format(
-        "sharing: concurrent callers of batch 1 at {:g} s; capacity[k] = calls/s with k callers x the grid's alone "
-        "time there (k = 1 included: the load can differ between the grid and this measurement); the modelled "
-        "device shares itself by that curve (processor sharing), batches included, a batch's work being its "
-        "grid time",
+        "sharing: concurrent callers of batch 1 at {:g} s; capacity[k] = calls/s with k callers over calls/s with "
+        "one; the modelled device shares itself by that curve (processor sharing), batches included, and a batch's "
+        "work is its alone time from the grid",
         lengths[mid]));
   } else {
     c.assumptions.push_back("sharing not measured (no --concurrency): one stream, calls at their alone time");
