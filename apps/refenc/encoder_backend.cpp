@@ -4,8 +4,11 @@
 #include <filesystem>
 
 #include "core/error.hpp"
-#include "encoders/encoder_hook.hpp"
 #include "encoder_backend.hpp"
+#include "encoders/encoder_hook.hpp"
+#include "encoders/network.hpp"
+#include "modelled_network.hpp"
+#include "profile/run/calibration_presets.hpp"
 #include "store/disk_tier.hpp"
 #include "store/redis_endpoint.hpp"
 #include "store/tier_chain.hpp"
@@ -22,6 +25,10 @@ class EncoderBackend final : public ModelBackend {
     o.device = spec.encoder.device;
     o.module_path = spec.encoder.module_path;
     o.threads = spec.encoder.threads;
+    if (spec.encoder.device == "modelled") {
+      make_modelled(spec, o);
+      return;
+    }
     hook_ = encoders::make_hook(spec.name, o);
     const encoders::ModelInfo& mi = hook_->info();
     info_.name = mi.name;
@@ -43,9 +50,44 @@ class EncoderBackend final : public ModelBackend {
     encoders::warm_up_torch();
   }
 
+  /// A hook over a modelled device costed by the spec's calibration (no LibTorch work at all).
+  void make_modelled(const ModelSpec& spec, const encoders::EncoderOptions& o) {
+    auto surface = std::make_shared<const CostSurface>(resolve_calibration(spec.encoder.calibration, ""));
+    const Calibration& c = surface->calibration();
+    ModelledDevice device = make_modelled_device(c);
+    streams_ = device.parallel;
+    const bool batches = c.batch_sizes.size() > 1;
+    hook_ = encoders::make_hook_over(spec.name, o, make_modelled_network(spec.name, o, surface, device), batches);
+    const encoders::ModelInfo& mi = hook_->info();
+    info_.name = mi.name;
+    info_.sample_rate = mi.sample_rate;
+    info_.frame_rate = mi.frame_rate;
+    info_.can_encode_batch = hook_->can_encode_batch();
+    info_.has_internal_batching = mi.has_internal_batching;
+    if (mi.has_internal_batching)
+      info_.eligibility.reason = "modelled device: its own internal batching costed by the calibration's batch surface";
+    else if (info_.can_encode_batch && !mi.can_encode_batch)
+      info_.eligibility.reason =
+          "modelled device, what-if: the real hook has no batch primitive; batches cost what the calibration's "
+          "batch surface says";
+    else if (info_.can_encode_batch)
+      info_.eligibility.reason = "modelled device: batches cost what the calibration's batch surface says";
+    else
+      info_.eligibility.reason = "modelled device: the calibration has no batch sizes above 1 (M4a only)";
+    info_.real_weights = false;
+    info_.scale = spec.encoder.scale;
+    info_.evidence_grade = c.evidence_grade();
+    info_.calibration = CalibrationRef{
+        c.name,   c.path,         c.sha256,
+        c.origin, c.context.host, c.context.device_name.empty() ? c.context.device : c.context.device_name,
+        c.source};
+  }
+
   const ModelEntry& info() const override { return info_; }
-  int intra_op_threads() const override { return encoders::torch_threads(); }
+  int intra_op_threads() const override { return streams_ > 0 ? 0 : encoders::torch_threads(); }
+  int device_streams() const override { return streams_; }
   bool set_intra_op_threads(int threads) override {
+    if (streams_ > 0) return false;  // a modelled device has no intra-op threads
     set_torch_intra_op_threads(threads);
     return true;
   }
@@ -78,6 +120,7 @@ class EncoderBackend final : public ModelBackend {
  private:
   std::shared_ptr<encoders::ModelHook> hook_;
   ModelEntry info_;
+  int streams_ = 0;  ///< A modelled device's streams; 0 for the real encoder.
 };
 
 }  // namespace

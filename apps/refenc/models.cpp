@@ -7,6 +7,8 @@
 
 #include "command.hpp"
 #include "encoders/encoder_hook.hpp"
+#include "profile/record/calibration.hpp"
+#include "profile/run/calibration_presets.hpp"
 
 namespace refenc::cli {
 
@@ -15,9 +17,34 @@ namespace {
 struct ModelsOptions {
   bool json = false;
   bool params = false;
+  bool presets = false;
 };
 
+/// The calibration and synthesis presets (modelled devices and engines), as text or JSON.
+int print_presets(bool as_json) {
+  nlohmann::json cal = nlohmann::json::array(), syn = nlohmann::json::array();
+  for (const auto& c : profile::calibration_presets()) cal.push_back(profile::calibration_to_json(c));
+  for (const auto& p : profile::synthesis_presets())
+    syn.push_back({{"name", p.name}, {"description", p.description}, {"source", p.spec.source}});
+  if (as_json) {
+    std::cout << nlohmann::json{{"calibration_presets", cal}, {"synthesis_presets", syn}}.dump(2) << '\n';
+    return 0;
+  }
+  std::cout << "calibration presets (device \"modelled\", \"calibration\": NAME)\n";
+  for (const auto& c : profile::calibration_presets()) {
+    const std::size_t mid = c.lengths_s.size() / 2;
+    std::cout << fmt::format("  {:<22} {:<15} {:<4} {:>8.1f} ms per call at {:g} s, batch {} costs {:.1f} ms\n", c.name,
+                             c.model, c.context.device, c.time_ms[0][mid], c.lengths_s[mid], c.batch_sizes.back(),
+                             c.time_ms.back()[mid]);
+    std::cout << fmt::format("  {:<22} source: {}\n", "", c.source);
+  }
+  std::cout << "synthesis presets (\"synthesis\": {\"preset\": NAME})\n";
+  for (const auto& p : profile::synthesis_presets()) std::cout << fmt::format("  {:<22} {}\n", p.name, p.description);
+  return 0;
+}
+
 int run(const ModelsOptions& o) {
+  if (o.presets) return print_presets(o.json);
   nlohmann::json all = nlohmann::json::array();
   for (const encoders::ModelInfo& m : encoders::models()) {
     nlohmann::json j = {{"name", m.name},
@@ -66,13 +93,15 @@ int run(const ModelsOptions& o) {
       std::cout << fmt::format("  params   tiny {}, small {}\n", j["parameters"]["tiny"].get<std::int64_t>(),
                                j["parameters"]["small"].get<std::int64_t>());
   }
-  return 0;
+  std::cout << '\n';
+  return print_presets(false);
 }
 
 Registration reg{"models", "List the reference encoders", [](CLI::App& app) {
                    auto o = std::make_shared<ModelsOptions>();
                    app.add_flag("--json", o->json, "Print JSON");
                    app.add_flag("--params", o->params, "Build the tiny and small proxies to count their parameters");
+                   app.add_flag("--presets", o->presets, "Only the calibration and synthesis presets");
                    return [o] { return run(*o); };
                  }};
 

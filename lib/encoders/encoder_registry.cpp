@@ -3,6 +3,7 @@
 
 #include "core/error.hpp"
 #include "encoders/encoder_hook.hpp"
+#include "encoders/network.hpp"
 #include "encoders/network_hook.hpp"
 
 namespace refenc::encoders {
@@ -71,6 +72,23 @@ std::shared_ptr<ModelHook> make_hook(std::string_view name, const EncoderOptions
   if (info.name == "fish-s2-pro") return make_fish_hook(options);
   if (info.name == "qwen3-tts") return make_qwen_hook(options);
   return make_moss_hook(options);
+}
+
+std::unique_ptr<Network> make_network(std::string_view name, const EncoderOptions& options) {
+  const ModelInfo& info = model_info(name);
+  NetworkSettings settings = validate_settings(options, info.scales);
+  if (info.name == "fish-s2-pro") return make_fish_network(settings);
+  if (info.name == "qwen3-tts") return make_qwen_network(settings);
+  return make_moss_network(settings);
+}
+
+std::shared_ptr<ModelHook> make_hook_over(std::string_view name, const EncoderOptions& options,
+                                          std::unique_ptr<Network> network, bool generic_batching) {
+  const ModelInfo& info = model_info(name);
+  if (!network) throw Error(ErrorKind::config, info.name + ": make_hook_over needs a network");
+  if (info.name == "fish-s2-pro") return make_fish_hook(options, std::move(network));
+  if (info.name == "qwen3-tts") return make_qwen_hook(options, std::move(network), generic_batching);
+  return make_moss_hook(options, std::move(network));
 }
 
 }  // namespace refenc::encoders

@@ -13,6 +13,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "encoders/encoder_hook.hpp"
 
@@ -50,6 +51,17 @@ NetworkSettings validate_settings(const EncoderOptions& options, const std::vect
 std::unique_ptr<Network> make_fish_network(const NetworkSettings& settings);
 std::unique_ptr<Network> make_qwen_network(const NetworkSettings& settings);
 std::unique_ptr<Network> make_moss_network(const NetworkSettings& settings);
+
+/// The network `make_hook(model_name, options)` would build (validated settings, proxy or module):
+/// what `refenc calibrate` times. Throws Error(config) as make_hook does.
+std::unique_ptr<Network> make_network(std::string_view model_name, const EncoderOptions& options);
+
+/// The hook of `model_name` over a given `network` (e.g. a modelled device) instead of the family's
+/// own; options are not validated against LibTorch (the network's device is its own business).
+/// `generic_batching` opts a family without a batch primitive (Qwen3-TTS) into encode_batch over the
+/// network; Fish S2-Pro always has it and MOSS-TTS Local keeps its internal batching.
+std::shared_ptr<ModelHook> make_hook_over(std::string_view model_name, const EncoderOptions& options,
+                                          std::unique_ptr<Network> network, bool generic_batching = false);
 
 /// A TorchScript module called as documented in the README: forward(wave float32[1, 1, N]) returning
 /// one tensor (named output_names[0]) or a tuple of tensors (named in order).

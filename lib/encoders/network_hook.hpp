@@ -52,9 +52,10 @@ class NetworkHook : public ModelHook {
   std::unique_ptr<Network> network_;
 };
 
-/// Family hooks, built by make_hook.
-std::shared_ptr<ModelHook> make_fish_hook(const EncoderOptions& options);
-std::shared_ptr<ModelHook> make_qwen_hook(const EncoderOptions& options);
-std::shared_ptr<ModelHook> make_moss_hook(const EncoderOptions& options);
+/// Family hooks, built by make_hook (network null: the family's own) and make_hook_over.
+std::shared_ptr<ModelHook> make_fish_hook(const EncoderOptions& options, std::unique_ptr<Network> network = nullptr);
+std::shared_ptr<ModelHook> make_qwen_hook(const EncoderOptions& options, std::unique_ptr<Network> network = nullptr,
+                                          bool generic_batching = false);
+std::shared_ptr<ModelHook> make_moss_hook(const EncoderOptions& options, std::unique_ptr<Network> network = nullptr);
 
 }  // namespace refenc::encoders

@@ -26,6 +26,10 @@
 #include "profile/run/synthetic_device.hpp"
 #include "profile/verdict/capacity_gate.hpp"
 #include "profile/run/cell_plan.hpp"
+#include "profile/record/calibration.hpp"
+#include "profile/run/calibration_presets.hpp"
+#include "profile/run/cost_surface.hpp"
+#include "profile/run/shared_device.hpp"
 #include "profile/run/gpu_probe.hpp"
 #include "profile/run/noise_manifest.hpp"
 #include "profile/run/proc_sampler.hpp"
@@ -452,6 +456,8 @@ TEST_CASE("header examples: reuse") {
   // render/reuse_text.hpp
   std::string md = reuse_table(run);  // summary_markdown includes it
   CHECK(md.empty());
+}
+
 TEST_CASE("header examples: noise") {
   std::ostringstream cout;
   RunRecord run = load_run_with_requests(baseline_dir);
@@ -549,5 +555,43 @@ TEST_CASE("header examples: noise") {
     cout << compare_runs_line(comparison);  // "runs: baseline 1 (runs/a), current 1 (runs/b); ..."
     CHECK(md.empty());
     CHECK(cout.str().find("stability: 100% of bootstrap replicates give each level's verdict") != std::string::npos);
+  }
+}
+
+TEST_CASE("header examples: calibration and modelled devices") {
+  auto examples = [] {
+    {
+      // record/calibration.hpp
+      refenc::profile::Calibration c = refenc::profile::load_calibration("cal.json");
+      double ms = c.time_ms[0][1];  // batch c.batch_sizes[0], length c.lengths_s[1]
+      std::string who = c.context.host + " / " + c.context.device_name;
+      refenc::profile::save_calibration(c, "out/fish.json");  // atomic: temp file + rename
+      (void)ms;
+    }
+    {
+      // run/cost_surface.hpp
+      refenc::profile::CostSurface surface(refenc::profile::load_calibration("cal.json"));
+      double alone = surface.call_seconds(4, 7.5);     // a batch of 4, longest 7.5 s, device to itself
+      double shared = surface.device_seconds(4, 7.5);  // with the calibration's stream slowdown
+      (void)alone, (void)shared;
+    }
+  };
+  (void)examples;
+  {
+    // run/calibration_presets.hpp
+    std::ostringstream cout;
+    for (const auto& c : refenc::profile::calibration_presets()) cout << c.name << ": " << c.source;
+    refenc::profile::Calibration c = refenc::profile::resolve_calibration("fish-s2-pro-cpu", "workloads");
+    refenc::profile::SynthesisSpec s = refenc::profile::synthesis_preset("fish-s2-pro-h200");
+    CHECK(c.model == "fish-s2-pro");
+    CHECK(s.step_base_ms > 0);
+  }
+  {
+    // run/shared_device.hpp
+    refenc::profile::SharedDevice cpu({{1, 1.0}, {2, 1.7}, {8, 1.9}});
+    double elapsed = cpu.run(0.200);  // a 200 ms call; longer while others share the device
+    double speed = cpu.speed(4);      // effective(4) / 4: each of 4 calls' share
+    CHECK(elapsed > 0);
+    CHECK(speed == Approx(0.475 * 1.0).epsilon(0.2));
   }
 }

@@ -12,9 +12,9 @@ namespace {
 
 class FishHook final : public NetworkHook {
  public:
-  explicit FishHook(const EncoderOptions& o)
+  FishHook(const EncoderOptions& o, std::unique_ptr<Network> net)
       : NetworkHook(model_info("fish-s2-pro"), o,
-                    make_fish_network(validate_settings(o, model_info("fish-s2-pro").scales))) {}
+                    net ? std::move(net) : make_fish_network(validate_settings(o, model_info("fish-s2-pro").scales))) {}
 
   bool can_encode_batch() const override { return true; }
   std::vector<Artifact> encode_batch(std::span<const EncodeInput* const> items) override { return encode_items(items); }
@@ -22,6 +22,8 @@ class FishHook final : public NetworkHook {
 
 }  // namespace
 
-std::shared_ptr<ModelHook> make_fish_hook(const EncoderOptions& options) { return std::make_shared<FishHook>(options); }
+std::shared_ptr<ModelHook> make_fish_hook(const EncoderOptions& options, std::unique_ptr<Network> network) {
+  return std::make_shared<FishHook>(options, std::move(network));
+}
 
 }  // namespace refenc::encoders

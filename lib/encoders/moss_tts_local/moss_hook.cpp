@@ -15,9 +15,10 @@ constexpr std::chrono::microseconds kInternalWait{4000};
 
 class MossHook final : public NetworkHook {
  public:
-  explicit MossHook(const EncoderOptions& o)
-      : NetworkHook(model_info("moss-tts-local"), o,
-                    make_moss_network(validate_settings(o, model_info("moss-tts-local").scales))),
+  MossHook(const EncoderOptions& o, std::unique_ptr<Network> net)
+      : NetworkHook(
+            model_info("moss-tts-local"), o,
+            net ? std::move(net) : make_moss_network(validate_settings(o, model_info("moss-tts-local").scales))),
         batcher_(kMaxInternalBatch, kInternalWait,
                  [this](std::span<const EncodeInput* const> items) { return encode_items(items); }) {}
 
@@ -33,6 +34,8 @@ class MossHook final : public NetworkHook {
 
 }  // namespace
 
-std::shared_ptr<ModelHook> make_moss_hook(const EncoderOptions& options) { return std::make_shared<MossHook>(options); }
+std::shared_ptr<ModelHook> make_moss_hook(const EncoderOptions& options, std::unique_ptr<Network> network) {
+  return std::make_shared<MossHook>(options, std::move(network));
+}
 
 }  // namespace refenc::encoders

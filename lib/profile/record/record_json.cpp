@@ -29,6 +29,7 @@ json encoder_json(const EncoderSpec& e) {
   json j{
       {"scale", e.scale}, {"dtype", e.dtype}, {"device", e.device}, {"module", e.module_path}, {"threads", e.threads}};
   if (e.parity_tolerance != 0) j["parity_tolerance"] = e.parity_tolerance;  // absent: 0, bit-exact
+  if (!e.calibration.empty()) j["calibration"] = e.calibration;             // absent: not a modelled device
   return j;
 }
 
@@ -44,6 +45,16 @@ json model_json(const ModelEntry& m) {
               {"eligibility", {{"eligible", m.eligibility.eligible}, {"reason", m.eligibility.reason}}},
               {"encoder", encoder_json(m.encoder)},
               {"synthesis", synthesis_json(m.synthesis)}};
+}
+
+/// A model's JSON with its modelled device's calibration when it has one.
+json model_with_calibration_json(const ModelEntry& m) {
+  json j = model_json(m);
+  if (const auto& c = m.calibration)
+    j["calibration"] = {{"name", c->name},     {"path", c->path}, {"sha256", c->sha256},
+                        {"origin", c->origin}, {"host", c->host}, {"device_name", c->device_name},
+                        {"source", c->source}};
+  return j;
 }
 
 json library_json(const LibraryContext& l) {
@@ -107,6 +118,13 @@ ModelEntry read_model(const JsonFields& in, const json& j, const std::string& w)
   m.encoder.module_path = in.str(enc, wn, "module");
   m.encoder.threads = static_cast<int>(in.integer(enc, wn, "threads"));
   m.encoder.parity_tolerance = in.num(enc, wn, "parity_tolerance");
+  m.encoder.calibration = in.str(enc, wn, "calibration");
+  if (const json* c = in.find(j, "calibration"); c && c->is_object()) {
+    std::string wc = JsonFields::key(w, "calibration");
+    m.calibration = CalibrationRef{in.str(*c, wc, "name"),   in.str(*c, wc, "path"), in.str(*c, wc, "sha256"),
+                                   in.str(*c, wc, "origin"), in.str(*c, wc, "host"), in.str(*c, wc, "device_name"),
+                                   in.str(*c, wc, "source")};
+  }
   std::string wy = JsonFields::key(w, "synthesis");
   const json& sy = in.obj(j, w, "synthesis");
   SynthesisSpec d;
@@ -210,7 +228,7 @@ json to_json(const RunRecord& run) {
   json stage_kinds = json::object();
   for (Stage s : reported_stages()) stage_kinds[std::string(to_string(s))] = stage_kind(s);
   json models = json::array(), cells = json::array(), skipped = json::array();
-  for (const auto& m : run.models) models.push_back(model_json(m));
+  for (const auto& m : run.models) models.push_back(model_with_calibration_json(m));
   for (const auto& c : run.cells) cells.push_back(cell_to_json(c));
   for (const auto& s : run.skipped)
     skipped.push_back({{"model", s.model}, {"arm", to_string(s.arm)}, {"reason", s.reason}});

@@ -126,6 +126,17 @@ struct Eligibility {
   std::string reason;
 };
 
+/// The calibration behind a modelled device: which file (or preset), its digest, context and citation.
+struct CalibrationRef {
+  std::string name;         ///< The calibration's name (a preset's name for presets).
+  std::string path;         ///< The file read; "" for a preset.
+  std::string sha256;       ///< The file's digest; "" for a preset.
+  std::string origin;       ///< "measured" or "published".
+  std::string host;         ///< Where it was measured ("published" for presets).
+  std::string device_name;  ///< The device it describes.
+  std::string source;       ///< Citation or the measuring command.
+};
+
 /// A profiled model: what it is, how it was built, and its evidence grade.
 struct ModelEntry {
   std::string name;
@@ -139,6 +150,7 @@ struct ModelEntry {
   Eligibility eligibility;
   EncoderSpec encoder;
   SynthesisSpec synthesis;
+  std::optional<CalibrationRef> calibration;  ///< Set for a modelled device (encoder.device "modelled").
 };
 
 /// An arm that was not run for a model, with the reason.

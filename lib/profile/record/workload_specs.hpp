@@ -16,9 +16,12 @@ namespace refenc::profile {
 struct EncoderSpec {
   std::string scale = "tiny";  ///< Proxy size: "full", "small" or "tiny" (the encoders' scales).
   std::string dtype = "float32";
-  std::string device = "cpu";
-  std::string module_path;  ///< A real exported module; empty = seeded proxy weights.
-  int threads = 0;          ///< Intra-op threads; 0 = the library default.
+  std::string device = "cpu";  ///< "cpu", "cuda:N", or "modelled" (a modelled device: see calibration).
+  std::string module_path;     ///< A real exported module; empty = seeded proxy weights.
+  /// With device "modelled": a calibration preset's name or a calibration file (resolved against the
+  /// manifest's folder); empty otherwise.
+  std::string calibration;
+  int threads = 0;  ///< Intra-op threads; 0 = the library default.
   /// Largest |batched - single| a float tensor may show for M4b parity (0 = bit-exact required).
   double parity_tolerance = 0;
 };

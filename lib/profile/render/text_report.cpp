@@ -42,7 +42,16 @@ std::string summary_markdown(const RunRecord& run) {
      << ctx.manifest_sha256.substr(0, 16) << "...), seed " << ctx.seed << "\n";
   for (const ModelEntry& m : run.models)
     os << "- model " << m.name << ": " << m.evidence_grade << "; " << m.eligibility.reason << "\n";
-  os << "\nStages: preprocessing and reference encode are **measured**; synthesis is **modelled** (a "
+  bool any_modelled = false;
+  for (const ModelEntry& m : run.models) {
+    if (!m.calibration) continue;
+    any_modelled = true;
+    os << "- model " << m.name << ": reference encode is **modelled** (a device queue costed by calibration "
+       << m.calibration->name << ", " << m.calibration->origin << "; source: " << m.calibration->source << ")\n";
+  }
+  os << "\nStages: preprocessing and reference encode are **measured**"
+     << (any_modelled ? " (reference encode **modelled** for the models on a modelled device above)" : "")
+     << "; synthesis is **modelled** (a "
         "continuous-batching engine that sleeps; parameters and their sources in the manifest); TTFA and E2E "
         "add both. Percentiles: nearest rank.\n\n```\n"
      << summary_table(run) << "```\n";

@@ -46,6 +46,8 @@ class DeviceQueue {
 
   /// Calls placed so far.
   std::size_t calls() const;
+  /// Its streams.
+  int streams() const noexcept { return static_cast<int>(free_at_.size()); }
 
  private:
   mutable std::mutex mutex_;

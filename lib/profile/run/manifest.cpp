@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/sha256.hpp"
 #include "profile/run/noise_manifest.hpp"
+#include "profile/run/calibration_presets.hpp"
 #include "profile/run/reference_schedule.hpp"
 #include "profile/run/shared_cache_value.hpp"
 
@@ -136,6 +137,30 @@ std::vector<TraceLine> read_trace(const std::string& path) {
   return lines;
 }
 
+/// An encoder's "calibration" field: required with device "modelled", refused without it.
+void read_modelled_device(const Reader& r, const json& e, const std::string& we, const std::string& path,
+                          const std::string& model, EncoderSpec& enc) {
+  enc.calibration = r.str(e, we, "calibration", "");
+  try {
+    check_modelled_encoder(model, enc, std::filesystem::path(path).parent_path().string());
+  } catch (const Error& x) {
+    r.fail(Reader::key(we, enc.calibration.empty() ? "device" : "calibration"), x.what());
+  }
+}
+
+/// A synthesis block {"preset": NAME}: fills `out` from the preset and returns true; false otherwise.
+bool apply_synthesis_preset(const Reader& r, const json& s, const std::string& ws, SynthesisSpec& out) {
+  if (!s.is_object() || !r.find(s, "preset")) return false;
+  r.object(s, ws, {"preset"});
+  std::string name = r.str(s, ws, "preset", std::nullopt, true);
+  try {
+    out = synthesis_preset(name);
+  } catch (const Error& x) {
+    r.fail(Reader::key(ws, "preset"), x.what());
+  }
+  return true;
+}
+
 }  // namespace
 
 int Manifest::never_seen_references() const {
@@ -190,7 +215,7 @@ Manifest parse_manifest(const json& j, const std::string& path) {
     if (!names.insert(ms.name).second) r.fail(Reader::key(w, "name"), "duplicate model '" + ms.name + "'");
     if (const json* e = r.find(mj, "encoder")) {
       std::string we = Reader::key(w, "encoder");
-      r.object(*e, we, {"scale", "dtype", "device", "module", "threads", "parity_tolerance"});
+      r.object(*e, we, {"scale", "dtype", "device", "module", "threads", "parity_tolerance", "calibration"});
       ms.encoder.scale = r.str(*e, we, "scale", ms.encoder.scale, true);
       ms.encoder.dtype = r.str(*e, we, "dtype", ms.encoder.dtype, true);
       if (ms.encoder.dtype != "float32" && ms.encoder.dtype != "float16" && ms.encoder.dtype != "bfloat16")
@@ -211,10 +236,15 @@ Manifest parse_manifest(const json& j, const std::string& path) {
         ms.encoder.threads = static_cast<int>(r.integer(*e, we, "threads", ms.encoder.threads, 0, 1024));
       }
       ms.encoder.parity_tolerance = r.num(*e, we, "parity_tolerance", 0, 0, 1e9);
+      read_modelled_device(r, *e, we, path, ms.name, ms.encoder);
     }
     const json* s = r.find(mj, "synthesis");
     if (!s) r.fail(Reader::key(w, "synthesis"), "required");
     std::string ws = Reader::key(w, "synthesis");
+    if (apply_synthesis_preset(r, *s, ws, ms.synthesis)) {
+      m.models.push_back(std::move(ms));
+      continue;
+    }
     r.object(*s, ws,
              {"source", "prefill_base_ms", "prefill_per_ref_frame_ms", "prefill_per_text_token_ms", "step_base_ms",
               "step_per_active_ms", "steps_to_first_audio", "steps_per_audio_second", "audio_seconds_per_text_token",

@@ -82,6 +82,9 @@ class ModelBackend {
     (void)threads;
     return false;
   }
+  /// Calls a modelled device runs at once (its streams); 0 for a real device. M4b's matched batch
+  /// workers are these streams when set.
+  virtual int device_streams() const { return 0; }
 };
 
 /// Makes the backend of a manifest's model; throws Error(config) for an unknown model.

@@ -216,7 +216,9 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
                                                    "as a list)");
               ArmSpec cell_arm = arm;
               if (arm.arm == Arm::m4b && arm.batch_workers == 0)
-                cell_arm.batch_workers = matched_batch_workers(conc, spec.encoder.device, run.context.cores);
+                cell_arm.batch_workers = backend->device_streams() > 0
+                                             ? std::min(conc, backend->device_streams())
+                                             : matched_batch_workers(conc, spec.encoder.device, run.context.cores);
               progress.cell(key.id(), ++cell_index, total_cells);
               std::unique_ptr<TempDir> tier_dir;
               std::unique_ptr<ServiceHandle> service;

@@ -1,0 +1,255 @@
+// `refenc calibrate`: measures an encoder network's cost surface on this machine (time per call over
+// batch sizes and reference lengths, the per-call overhead fit, how concurrent calls share the device,
+// peak memory) and writes a calibration file that a modelled device reads; `--preset NAME` writes a
+// published preset instead.
+#include <algorithm>
+#include <barrier>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "command.hpp"
+#include "core/error.hpp"
+#include "encoder_backend.hpp"
+#include "encoders/network.hpp"
+#include "profile/run/calibration_presets.hpp"
+#include "profile/run/run_context.hpp"
+
+namespace refenc::cli {
+
+namespace {
+
+struct CalibrateOptions {
+  std::string model;
+  std::string scale = "tiny";
+  std::string module_path;
+  std::string device = "cpu";
+  std::string dtype = "float32";
+  int threads = 0;
+  int batch_max = 8;
+  std::vector<double> lengths{2, 5, 10};
+  int repeats = 3;
+  std::vector<int> concurrency;
+  std::string out;
+  std::string name;
+  std::string preset;
+};
+
+using Clock = std::chrono::steady_clock;
+
+/// A deterministic test clip: a few partials plus seeded noise, at `rate`.
+std::vector<float> test_clip(double seconds, int rate, std::uint64_t seed) {
+  std::vector<float> x(static_cast<std::size_t>(seconds * rate));
+  std::uint64_t s = seed * 2654435761u + 1;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    double noise = static_cast<double>(s >> 40) / static_cast<double>(1ull << 24) - 0.5;
+    double t = static_cast<double>(i) / rate;
+    x[i] = static_cast<float>(0.3 * std::sin(2 * M_PI * 180 * t) + 0.1 * std::sin(2 * M_PI * 720 * t) + 0.05 * noise);
+  }
+  return x;
+}
+
+/// Peak resident set of this process (VmHWM), bytes; 0 when unreadable.
+std::uint64_t peak_rss() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  return 0;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+std::vector<int> batch_sizes(int max) {
+  std::vector<int> b;
+  for (int x = 1; x < max; x *= 2) b.push_back(x);
+  b.push_back(max);
+  return b;
+}
+
+int write_preset(const CalibrateOptions& o) {
+  const profile::Calibration* c = profile::find_calibration_preset(o.preset);
+  if (!c) {
+    std::string known;
+    for (const auto& p : profile::calibration_presets()) known += (known.empty() ? "" : ", ") + p.name;
+    throw Error(ErrorKind::bad_input, "--preset " + o.preset + ": unknown (known: " + known + ")");
+  }
+  profile::save_calibration(*c, o.out);
+  std::cout << fmt::format("wrote {} (preset {}, {})\n", o.out, c->name, c->source);
+  return 0;
+}
+
+int run(const CalibrateOptions& o) {
+  if (o.out.empty()) throw Error(ErrorKind::bad_input, "--out: required (the calibration file to write)");
+  if (!o.preset.empty()) return write_preset(o);
+  if (o.model.empty()) throw Error(ErrorKind::bad_input, "--model: required (or --preset NAME)");
+  if (o.batch_max < 1 || o.batch_max > 64) throw Error(ErrorKind::bad_input, "--batch-max: must be 1..64");
+  if (o.repeats < 1 || o.repeats > 100) throw Error(ErrorKind::bad_input, "--repeats: must be 1..100");
+  for (int k : o.concurrency)
+    if (k < 1 || k > 256) throw Error(ErrorKind::bad_input, "--concurrency: each level must be 1..256");
+  std::vector<double> lengths = o.lengths;
+  std::sort(lengths.begin(), lengths.end());
+  lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
+  if (lengths.empty() || lengths.front() <= 0 || lengths.back() > 600)
+    throw Error(ErrorKind::bad_input, "--lengths: seconds in (0, 600]");
+
+  const encoders::ModelInfo& info = encoders::model_info(o.model);
+  encoders::EncoderOptions eo;
+  eo.scale = o.scale;
+  eo.dtype = o.dtype;
+  eo.device = o.device;
+  eo.module_path = o.module_path;
+  eo.threads = o.threads;
+  std::unique_ptr<encoders::Network> net = encoders::make_network(o.model, eo);
+
+  profile::Calibration c;
+  c.model = info.name;
+  c.origin = "measured";
+  c.name = o.name.empty() ? fmt::format("{}-{}-{}", info.name, o.module_path.empty() ? o.scale : "module", o.device)
+                          : o.name;
+  profile::RunContext ctx = profile::make_context(profile::Manifest{});
+  profile::LibraryContext lib = profile::torch_library_context();
+  c.context.host = ctx.host;
+  c.context.device = o.device;
+  c.context.device_name = o.device == "cpu" ? ctx.cpu_model : o.device;
+  c.context.libtorch = lib.version;
+  const std::string& rev = net->config().model_revision;
+  c.context.module_sha256 = rev.rfind("module:", 0) == 0 ? rev.substr(7) : "";
+  c.context.scale = o.module_path.empty() ? o.scale : "";
+  c.context.threads = encoders::torch_threads();
+  c.context.date_utc = ctx.started_utc;
+  c.batch_sizes = batch_sizes(o.batch_max);
+  c.lengths_s = lengths;
+  std::string levels;
+  for (int k : o.concurrency) levels += (levels.empty() ? "" : ",") + std::to_string(k);
+  c.context.cores = static_cast<int>(ctx.cores);
+  c.source = fmt::format("refenc calibrate --model {} {} --device {} --threads {} --repeats {}{} on {}", info.name,
+                         o.module_path.empty() ? "--scale " + o.scale : "--module " + o.module_path, o.device,
+                         c.context.threads, o.repeats, levels.empty() ? "" : " --concurrency " + levels, ctx.host);
+  c.assumptions.push_back("each time is the median of " + std::to_string(o.repeats) +
+                          " calls after one warm-up call, on seeded test clips of the stated lengths");
+
+  // One clip per length and batch slot (distinct content).
+  std::vector<std::vector<std::vector<float>>> clips(lengths.size());
+  for (std::size_t l = 0; l < lengths.size(); ++l)
+    for (int b = 0; b < o.batch_max; ++b)
+      clips[l].push_back(test_clip(lengths[l], info.sample_rate, 100 * l + static_cast<std::uint64_t>(b)));
+  auto call = [&](int batch, std::size_t l) {
+    std::vector<encoders::NetworkItem> items;
+    for (int b = 0; b < batch; ++b) items.push_back({clips[l][static_cast<std::size_t>(b)]});
+    auto t0 = Clock::now();
+    net->encode(items);
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  };
+
+  std::cout << fmt::format("calibrating {} ({}) on {} [{}], {} intra-op threads\n", info.name,
+                           o.module_path.empty() ? "proxy scale " + o.scale : "module " + o.module_path, o.device,
+                           c.context.device_name, c.context.threads);
+  std::cout << fmt::format("  {:>6}", "batch");
+  for (double l : lengths) std::cout << fmt::format(" {:>9}", fmt::format("{:g} s", l));
+  std::cout << "   (ms per call, median)\n";
+  for (int b : c.batch_sizes) {
+    std::vector<double> row;
+    std::cout << fmt::format("  {:>6}", b);
+    for (std::size_t l = 0; l < lengths.size(); ++l) {
+      call(b, l);  // warm-up
+      std::vector<double> t;
+      for (int r = 0; r < o.repeats; ++r) t.push_back(call(b, l));
+      row.push_back(std::max(1e-3, median(t)));
+      std::cout << fmt::format(" {:>9.1f}", row.back()) << std::flush;
+    }
+    std::cout << '\n';
+    c.time_ms.push_back(std::move(row));
+  }
+  auto [intercept, slope] = profile::fit_line(lengths, c.time_ms[0]);
+  c.overhead_ms = std::max(0.0, intercept);
+  c.per_audio_second_ms = slope;
+  std::cout << fmt::format("  fit (batch 1): {:.1f} ms per call + {:.1f} ms per second of reference\n", c.overhead_ms,
+                           c.per_audio_second_ms);
+
+  if (!o.concurrency.empty()) {
+    // Throughput of k concurrent callers of batch 1 at the middle length, over one caller's.
+    const std::size_t mid = lengths.size() / 2;
+    auto throughput = [&](int k) {
+      std::barrier start(k + 1);
+      std::vector<std::thread> threads;
+      for (int i = 0; i < k; ++i)
+        threads.emplace_back([&] {
+          start.arrive_and_wait();
+          for (int r = 0; r < o.repeats; ++r) call(1, mid);
+        });
+      start.arrive_and_wait();
+      auto t0 = Clock::now();
+      for (auto& t : threads) t.join();
+      return k * o.repeats / std::chrono::duration<double>(Clock::now() - t0).count();
+    };
+    std::vector<int> levels_k{1};
+    for (int k : o.concurrency)
+      if (k > 1) levels_k.push_back(k);
+    std::sort(levels_k.begin(), levels_k.end());
+    levels_k.erase(std::unique(levels_k.begin(), levels_k.end()), levels_k.end());
+    const double alone = throughput(1);
+    std::cout << fmt::format("  sharing at {:g} s, batch 1 ({:.2f} calls/s alone):", lengths[mid], alone);
+    for (int k : levels_k) {
+      const double x = k == 1 ? alone : throughput(k);
+      c.sharing.capacity.emplace_back(k, k == 1 ? 1.0 : x / alone);
+      c.sharing.measured_concurrency = k;
+      c.sharing.throughput_per_s = x;
+      std::cout << fmt::format(" c{} {:.2f}x", k, c.sharing.capacity.back().second) << std::flush;
+    }
+    std::cout << '\n';
+    const double effective = c.sharing.capacity.back().second;
+    c.sharing.streams = std::max(1, static_cast<int>(std::lround(effective)));
+    c.sharing.stream_slowdown = c.sharing.streams / effective;
+    c.assumptions.push_back(fmt::format(
+        "sharing: concurrent callers of batch 1 at {:g} s; capacity[k] = calls/s with k callers over calls/s with "
+        "one; the modelled device shares itself by that curve (processor sharing), batches included, and a batch's "
+        "work is its alone time from the grid",
+        lengths[mid]));
+  } else {
+    c.assumptions.push_back("sharing not measured (no --concurrency): one stream, calls at their alone time");
+  }
+  c.peak_memory_bytes = peak_rss();
+  c.peak_memory_kind = c.peak_memory_bytes ? "rss" : "";
+  if (o.device != "cpu")
+    c.assumptions.push_back("peak memory is the host process's RSS: this build reads no device memory counters");
+  std::cout << fmt::format("  peak memory: {:.1f} MiB ({})\n", c.peak_memory_bytes / 1048576.0,
+                           c.peak_memory_kind.empty() ? "not read" : c.peak_memory_kind);
+  profile::save_calibration(c, o.out);
+  std::cout << fmt::format("wrote {}\n", o.out);
+  return 0;
+}
+
+Registration reg{
+    "calibrate", "Measure an encoder's cost surface for a modelled device", [](CLI::App& app) {
+      auto o = std::make_shared<CalibrateOptions>();
+      app.add_option("--model", o->model, "Encoder: fish-s2-pro, qwen3-tts, moss-tts-local");
+      app.add_option("--scale", o->scale, "Proxy scale: tiny, small, full")->capture_default_str();
+      app.add_option("--module", o->module_path, "TorchScript module instead of the proxy");
+      app.add_option("--device", o->device, "cpu or cuda:N")->capture_default_str();
+      app.add_option("--dtype", o->dtype, "float32 or bfloat16")->capture_default_str();
+      app.add_option("--threads", o->threads, "LibTorch intra-op threads (0: library default)");
+      app.add_option("--batch-max", o->batch_max, "Largest batch (sizes 1, 2, 4, ... and this)")->capture_default_str();
+      app.add_option("--lengths", o->lengths, "Reference lengths in seconds")->delimiter(',')->capture_default_str();
+      app.add_option("--repeats", o->repeats, "Timed calls per grid point")->capture_default_str();
+      app.add_option("--concurrency", o->concurrency,
+                     "Concurrent callers for the sharing measurement, e.g. 2,4,8,16 (none: not measured)")
+          ->delimiter(',');
+      app.add_option("--name", o->name, "Calibration name (default MODEL-SCALE-DEVICE)");
+      app.add_option("--preset", o->preset, "Write this published preset instead of measuring");
+      app.add_option("--out", o->out, "Calibration file to write")->required();
+      return [o] { return run(*o); };
+    }};
+
+}  // namespace
+
+}  // namespace refenc::cli

@@ -1,0 +1,282 @@
+// Calibration files, the cost surface, the modelled device queue and the presets.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "profile/record/calibration.hpp"
+#include "profile/record/record_json.hpp"
+#include "profile/run/calibration_presets.hpp"
+#include "profile/run/cost_surface.hpp"
+#include "profile/run/manifest.hpp"
+#include "profile/run/shared_device.hpp"
+
+#include <barrier>
+#include <thread>
+
+using namespace refenc::profile;
+using nlohmann::json;
+
+namespace {
+
+Calibration grid() {
+  Calibration c;
+  c.name = "test-grid";
+  c.model = "fish-s2-pro";
+  c.origin = "measured";
+  c.source = "unit test";
+  c.context.host = "testhost";
+  c.context.device = "cpu";
+  c.context.device_name = "Test CPU";
+  c.batch_sizes = {1, 2, 4};
+  c.lengths_s = {2, 4};
+  c.time_ms = {{100, 200}, {150, 300}, {250, 500}};
+  c.overhead_ms = 0;
+  c.per_audio_second_ms = 50;
+  return c;
+}
+
+std::string parse_error(const json& j) {
+  try {
+    parse_calibration(j, "cal.json");
+  } catch (const refenc::Error& e) {
+    CHECK(e.kind() == refenc::ErrorKind::bad_input);
+    return e.what();
+  }
+  return "no error";
+}
+
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() : path(std::filesystem::temp_directory_path() / ("refenc_cal_" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+}  // namespace
+
+TEST_CASE("a calibration file round-trips with its digest and evidence grade") {
+  TempDir dir;
+  Calibration c = grid();
+  c.sharing = {2, 1.25, 8, 3.5};
+  c.peak_memory_bytes = 123456;
+  c.peak_memory_kind = "rss";
+  c.assumptions = {"none"};
+  const std::string path = (dir.path / "cal.json").string();
+  save_calibration(c, path);
+  Calibration back = load_calibration(path);
+  CHECK(back.path == path);
+  CHECK(back.sha256.size() == 64);
+  CHECK(back.time_ms == c.time_ms);
+  CHECK(back.batch_sizes == c.batch_sizes);
+  CHECK(back.lengths_s == c.lengths_s);
+  CHECK(back.sharing.streams == 2);
+  CHECK(back.sharing.stream_slowdown == Approx(1.25));
+  CHECK(back.peak_memory_bytes == 123456);
+  CHECK(back.assumptions == c.assumptions);
+  CHECK(back.evidence_grade() == "modelled device (calibration " + path + ", testhost, Test CPU)");
+  CHECK_FALSE(std::filesystem::exists(path + ".tmp"));
+}
+
+TEST_CASE("calibration errors name the file and the field") {
+  json j = calibration_to_json(grid());
+  CHECK(parse_error(j) == "no error");
+  json k = j;
+  k["schema_version"] = 2;
+  CHECK(parse_error(k) == "cal.json: schema_version: unsupported version 2 (this build reads 1)");
+  k = j;
+  k["time_ms"].erase(2);
+  CHECK(parse_error(k) == "cal.json: time_ms: expected 3 rows (one per batch size), got 2");
+  k = j;
+  k["time_ms"][1][0] = -1;
+  CHECK(parse_error(k) == "cal.json: time_ms[1][0]: must be a positive number of milliseconds");
+  k = j;
+  k["batch_sizes"] = {2, 4, 8};
+  CHECK(parse_error(k) == "cal.json: batch_sizes[0]: batch sizes must be integers ascending from 1");
+  k = j;
+  k["lengths_s"] = {4, 2};
+  CHECK(parse_error(k) == "cal.json: lengths_s[1]: lengths must be positive and ascending");
+  k = j;
+  k["origin"] = "guessed";
+  CHECK(parse_error(k) == "cal.json: origin: must be \"measured\" or \"published\"");
+  k = j;
+  k.erase("model");
+  CHECK(parse_error(k) == "cal.json: model: missing");
+  CHECK_THROWS_WITH(load_calibration("/nonexistent/cal.json"), "/nonexistent/cal.json: cannot read calibration file");
+}
+
+TEST_CASE("fit_line recovers a line") {
+  auto [a, b] = fit_line({1, 2, 3}, {12, 14, 16});
+  CHECK(a == Approx(10));
+  CHECK(b == Approx(2));
+  auto [c, d] = fit_line({5, 5}, {1, 3});
+  CHECK(c == Approx(2));
+  CHECK(d == 0);
+}
+
+TEST_CASE("the cost surface interpolates and extrapolates piecewise linearly") {
+  CostSurface s(grid());
+  CHECK(s.call_seconds(1, 2) == Approx(0.100));
+  CHECK(s.call_seconds(4, 4) == Approx(0.500));
+  CHECK(s.call_seconds(1, 3) == Approx(0.150));  // halfway between 2 s and 4 s
+  CHECK(s.call_seconds(3, 2) == Approx(0.200));  // halfway between batch 2 and 4
+  CHECK(s.call_seconds(1, 6) == Approx(0.300));  // beyond the lengths: the last segment's slope
+  CHECK(s.call_seconds(1, 1) == Approx(0.050));  // below them: the first segment's
+  CHECK(s.call_seconds(8, 2) == Approx(0.450));  // beyond the batches: +50 ms per item
+  CHECK(s.call_seconds(0, 2) == Approx(0.100));  // batch below 1 counts as 1
+  CHECK(s.call_seconds(1, -100) > 0);            // never below the floor
+  Calibration c = grid();
+  c.sharing.stream_slowdown = 1.5;
+  CHECK(CostSurface(c).device_seconds(1, 2) == Approx(0.150));
+}
+
+TEST_CASE("a surface with one batch size or one length") {
+  Calibration c = grid();
+  c.batch_sizes = {1};
+  c.time_ms = {{100, 200}};
+  CostSurface single_batch(c);
+  CHECK(single_batch.call_seconds(3, 2) == Approx(0.300));  // no batching gain assumed
+  c = grid();
+  c.lengths_s = {2};
+  c.time_ms = {{100}, {150}, {250}};
+  CostSurface single_length(c);
+  CHECK(single_length.call_seconds(1, 4) == Approx(0.200));  // + 50 ms per second
+  CHECK(single_length.call_seconds(2, 4) == Approx(0.300));  // scaled to the row
+}
+
+TEST_CASE("the shared device divides its capacity among the calls in flight") {
+  SharedDevice cpu({{2, 1.6}, {8, 2.0}});  // (1, 1) implied
+  CHECK(cpu.speed(1) == Approx(1.0));
+  CHECK(cpu.speed(2) == Approx(0.8));
+  CHECK(cpu.speed(5) == Approx(1.8 / 5));    // linear between 2 and 8
+  CHECK(cpu.speed(16) == Approx(2.0 / 16));  // flat beyond the last point
+  CHECK(cpu.speed(0) == Approx(1.0));
+  CHECK(SharedDevice({}).speed(4) == Approx(0.25));  // no curve: one core's worth shared
+  // Concurrent calls all finish, however they interleave (no timing asserted).
+  std::barrier start(4);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&] {
+      start.arrive_and_wait();
+      cpu.run(0.001);
+    });
+  for (auto& t : threads) t.join();
+  CHECK(cpu.calls() == 4);
+  CHECK(cpu.run(0) >= 0);
+}
+
+TEST_CASE("a calibration's capacity curve is read and checked") {
+  Calibration c = grid();
+  c.sharing.capacity = {{1, 1.0}, {4, 1.7}};
+  json j = calibration_to_json(c);
+  CHECK(parse_calibration(j, "cal.json").sharing.capacity == c.sharing.capacity);
+  j["sharing"]["capacity"] = json::parse("[[1, 1.0], [1, 2.0]]");
+  CHECK(parse_error(j) ==
+        "cal.json: sharing.capacity[1]: expected [concurrency, effective]: concurrency ascending "
+        "from 1, effective > 0");
+  j["sharing"]["capacity"] = json::parse("[[2, -1]]");
+  CHECK(parse_error(j) ==
+        "cal.json: sharing.capacity[0]: expected [concurrency, effective]: concurrency ascending "
+        "from 1, effective > 0");
+}
+
+TEST_CASE("presets cite their source, state assumptions and parse as files") {
+  REQUIRE(calibration_presets().size() >= 5);
+  for (const Calibration& p : calibration_presets()) {
+    INFO(p.name);
+    CHECK(p.origin == "published");
+    CHECK_FALSE(p.source.empty());
+    CHECK_FALSE(p.assumptions.empty());
+    Calibration back = parse_calibration(calibration_to_json(p), p.name);
+    CHECK(back.time_ms == p.time_ms);
+  }
+  CostSurface qwen(*find_calibration_preset("qwen3-tts-gpu"));
+  CHECK(qwen.call_seconds(1, 10) == Approx(0.010));
+  CostSurface moss(*find_calibration_preset("moss-tts-local-gpu"));
+  CHECK(moss.call_seconds(1, 10) == Approx(0.250));
+  CHECK(CostSurface(*find_calibration_preset("fish-s2-pro-cpu")).call_seconds(1, 10) == Approx(0.900));
+  CHECK(CostSurface(*find_calibration_preset("moss-tts-local-cpu")).call_seconds(1, 10) == Approx(1.5));
+  CHECK(find_calibration_preset("nope") == nullptr);
+  CHECK_THROWS_WITH(resolve_calibration("nope", "/tmp"),
+                    Catch::StartsWith("calibration 'nope': neither a preset (qwen3-tts-gpu, "));
+  SynthesisSpec s = synthesis_preset("fish-s2-pro-h200");
+  CHECK(s.source.find("sglang-omni PR #996") != std::string::npos);
+  CHECK_THROWS_WITH(synthesis_preset("x"), "synthesis preset 'x': unknown (known: fish-s2-pro-h200)");
+}
+
+TEST_CASE("the synthesis preset reproduces its published calibration points") {
+  // 10 s of audio (125 tokens), engine occupancy 2.6 at c=8 and 6.6 at c=16 (see the preset's source).
+  SynthesisSpec s = synthesis_preset("fish-s2-pro-h200");
+  const int steps = static_cast<int>(std::ceil(125 * s.audio_seconds_per_text_token * s.steps_per_audio_second));
+  auto synth_s = [&](double active) {
+    return (s.prefill_base_ms + steps * (s.step_base_ms + s.step_per_active_ms * (active - 1))) / 1000;
+  };
+  CHECK(synth_s(2.6) == Approx(12.14 - 8.257).epsilon(0.03));
+  CHECK(synth_s(6.6) == Approx(14.30 - 8.407).epsilon(0.03));
+}
+
+TEST_CASE("manifests give an encoder a modelled device and synthesis a preset") {
+  const std::string path = std::string(REFENC_SOURCE_DIR) + "/workloads/test.json";
+  json j = json::parse(R"({
+    "schema_version": 1, "name": "t",
+    "models": [{"name": "qwen3-tts", "encoder": {"device": "modelled", "calibration": "qwen3-tts-gpu"},
+                "synthesis": {"preset": "fish-s2-pro-h200"}}],
+    "references": {"clips": ["clips/en-m-16k.flac"], "variants": 8},
+    "texts": ["hello"], "phases": [{"kind": "cold", "requests": 2}], "arms": [{"name": "m4a"}]
+  })");
+  Manifest m = parse_manifest(j, path);
+  CHECK(m.models[0].encoder.device == "modelled");
+  CHECK(m.models[0].encoder.calibration == "qwen3-tts-gpu");
+  CHECK(m.models[0].synthesis.step_base_ms == Approx(14.0));
+  auto error = [&](const json& k) {
+    try {
+      parse_manifest(k, path);
+    } catch (const refenc::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  json k = j;
+  k["models"][0]["encoder"].erase("calibration");
+  CHECK(error(k) ==
+        path + ": models[0].encoder.device: device \"modelled\" needs a \"calibration\" (a preset name or a file)");
+  k = j;
+  k["models"][0]["encoder"]["device"] = "cpu";
+  CHECK(error(k) ==
+        path +
+            ": models[0].encoder.calibration: a calibration is read only with device \"modelled\" (device is \"cpu\")");
+  k = j;
+  k["models"][0]["encoder"]["calibration"] = "missing.json";
+  CHECK_THAT(error(k),
+             Catch::StartsWith(path + ": models[0].encoder.calibration: calibration 'missing.json': neither a preset"));
+  k = j;
+  k["models"][0]["encoder"]["calibration"] = "fish-s2-pro-cpu";
+  CHECK(error(k) ==
+        path + ": models[0].encoder.calibration: calibration 'fish-s2-pro-cpu' is for fish-s2-pro, not qwen3-tts");
+  k = j;
+  k["models"][0]["synthesis"]["preset"] = "nope";
+  CHECK(error(k) == path + ": models[0].synthesis.preset: synthesis preset 'nope': unknown (known: fish-s2-pro-h200)");
+  k = j;
+  k["models"][0]["synthesis"]["step_base_ms"] = 3;
+  CHECK(error(k) == path + ": models[0].synthesis.step_base_ms: unknown field");
+}
+
+TEST_CASE("a model's calibration survives the report's JSON") {
+  ModelEntry m;
+  m.name = "qwen3-tts";
+  m.encoder.device = "modelled";
+  m.encoder.calibration = "qwen3-tts-gpu";
+  m.calibration = CalibrationRef{"qwen3-tts-gpu", "", "", "published", "published", "H200", "sglang-omni PR #2172"};
+  RunRecord run;
+  run.models.push_back(m);
+  RunRecord back = run_from_json(to_json(run), "report.json");
+  REQUIRE(back.models.size() == 1);
+  REQUIRE(back.models[0].calibration);
+  CHECK(back.models[0].calibration->source == "sglang-omni PR #2172");
+  CHECK(back.models[0].encoder.calibration == "qwen3-tts-gpu");
+  back.models[0].calibration.reset();
+  RunRecord old = run_from_json(to_json(back), "report.json");
+  CHECK_FALSE(old.models[0].calibration);
+}
