@@ -31,6 +31,7 @@
 #include "profile/run/cost_surface.hpp"
 #include "profile/run/shared_device.hpp"
 #include "profile/run/gpu_probe.hpp"
+#include "profile/run/manifest_reader.hpp"
 #include "profile/run/noise_manifest.hpp"
 #include "profile/run/proc_sampler.hpp"
 #include "profile/run/profiler.hpp"
@@ -238,6 +239,16 @@ TEST_CASE("header examples: record, verdict and render") {
 
 TEST_CASE("header examples: run") {
   std::ostringstream cout;
+  {
+    // run/manifest_reader.hpp
+    refenc::profile::ManifestReader r("workloads/x.json");
+    nlohmann::json j = nlohmann::json::parse(R"({"gate": {"confidence": 0.9}})");
+    r.object(j, "", {"gate"});                                          // unknown fields are errors
+    double c = r.num(j["gate"], "gate", "confidence", 0.95, 0.5, 1.0);  // 0.9; absent: 0.95
+    CHECK(c == 0.9);
+    CHECK_THROWS_WITH(r.num(j["gate"], "gate", "confidence", 0.95, 0.95, 1.0),
+                      "workloads/x.json: gate.confidence: must be >= 0.95");
+  }
   auto examples = [&] {
     {
       // run/manifest.hpp

@@ -10,6 +10,7 @@
 #include "core/sha256.hpp"
 #include "profile/run/noise_manifest.hpp"
 #include "profile/run/calibration_presets.hpp"
+#include "profile/run/manifest_reader.hpp"
 #include "profile/run/reference_schedule.hpp"
 #include "profile/run/shared_cache_value.hpp"
 
@@ -18,90 +19,7 @@ namespace {
 
 using nlohmann::json;
 
-/// Walks a JSON document keeping the path of the current field for error messages.
-class Reader {
- public:
-  Reader(std::string file) : file_(std::move(file)) {}
-
-  [[noreturn]] void fail(const std::string& where, const std::string& why) const {
-    throw Error(ErrorKind::bad_input, file_ + ": " + (where.empty() ? std::string("(top level)") : where) + ": " + why);
-  }
-
-  static std::string key(const std::string& base, const std::string& k) { return base.empty() ? k : base + "." + k; }
-  static std::string idx(const std::string& base, std::size_t i) { return base + "[" + std::to_string(i) + "]"; }
-
-  void object(const json& j, const std::string& where, std::initializer_list<const char*> allowed) const {
-    if (!j.is_object()) fail(where, "must be an object");
-    std::set<std::string> ok(allowed.begin(), allowed.end());
-    for (auto it = j.begin(); it != j.end(); ++it)
-      if (!ok.count(it.key())) fail(key(where, it.key()), "unknown field");
-  }
-
-  const json* find(const json& obj, const char* k) const {
-    auto it = obj.find(k);
-    return it == obj.end() ? nullptr : &*it;
-  }
-
-  std::string str(const json& obj, const std::string& where, const char* k, std::optional<std::string> def,
-                  bool non_empty = false) const {
-    const json* v = find(obj, k);
-    if (!v) {
-      if (!def) fail(key(where, k), "required");
-      return *def;
-    }
-    if (!v->is_string()) fail(key(where, k), "must be a string");
-    auto s = v->get<std::string>();
-    if (non_empty && s.empty()) fail(key(where, k), "must not be empty");
-    return s;
-  }
-
-  double num(const json& obj, const std::string& where, const char* k, double def, double lo, double hi,
-             bool lo_open = false) const {
-    const json* v = find(obj, k);
-    if (!v) return def;
-    return num_value(*v, key(where, k), lo, hi, lo_open);
-  }
-
-  double num_value(const json& v, const std::string& where, double lo, double hi, bool lo_open = false) const {
-    if (!v.is_number()) fail(where, "must be a number");
-    double d = v.get<double>();
-    if (lo_open ? !(d > lo) : !(d >= lo)) fail(where, std::string("must be ") + (lo_open ? "> " : ">= ") + fmt(lo));
-    if (d > hi) fail(where, "must be <= " + fmt(hi));
-    return d;
-  }
-
-  long long integer(const json& obj, const std::string& where, const char* k, long long def, long long lo,
-                    long long hi) const {
-    const json* v = find(obj, k);
-    if (!v) return def;
-    return int_value(*v, key(where, k), lo, hi);
-  }
-
-  long long int_value(const json& v, const std::string& where, long long lo, long long hi) const {
-    if (!v.is_number_integer()) fail(where, "must be an integer");
-    long long x = v.get<long long>();
-    if (x < lo) fail(where, "must be >= " + std::to_string(lo));
-    if (x > hi) fail(where, "must be <= " + std::to_string(hi));
-    return x;
-  }
-
-  const json& array(const json& obj, const std::string& where, const char* k, bool non_empty) const {
-    const json* v = find(obj, k);
-    if (!v) fail(key(where, k), "required");
-    if (!v->is_array()) fail(key(where, k), "must be an array");
-    if (non_empty && v->empty()) fail(key(where, k), "must not be empty");
-    return *v;
-  }
-
-  static std::string fmt(double d) {
-    std::ostringstream os;
-    os << d;
-    return os.str();
-  }
-
- private:
-  std::string file_;
-};
+using Reader = ManifestReader;
 
 std::vector<int> concurrency_list(const Reader& r, const json& arr, const std::string& where) {
   if (!arr.is_array()) r.fail(where, "must be an array");
@@ -191,8 +109,7 @@ Manifest parse_manifest(const json& j, const std::string& path) {
   Reader r(path);
   r.object(j, "",
            {"schema_version", "name", "description", "seed", "models", "references", "texts", "phases", "concurrency",
-            "arms", "repeats", "requests", "arrivals", "gate", "cache", "capacity", "aa", "contamination",
-            "stopping"});
+            "arms", "repeats", "requests", "arrivals", "gate", "cache", "capacity", "aa", "contamination", "stopping"});
   Manifest m;
   m.path = path;
   m.raw = j;

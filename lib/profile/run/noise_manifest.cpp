@@ -1,54 +1,17 @@
 #include "profile/run/noise_manifest.hpp"
 
 #include <algorithm>
-#include <set>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "profile/run/manifest_reader.hpp"
 
 namespace refenc::profile {
-namespace {
-
 using nlohmann::json;
 
-struct Fields {
-  const std::string& path;
-  [[noreturn]] void fail(const std::string& where, const std::string& why) const {
-    throw Error(ErrorKind::bad_input, path + ": " + where + ": " + why);
-  }
-  void only(const json& j, const std::string& where, std::initializer_list<const char*> allowed) const {
-    if (!j.is_object()) fail(where, "must be an object");
-    std::set<std::string> ok(allowed.begin(), allowed.end());
-    for (auto it = j.begin(); it != j.end(); ++it)
-      if (!ok.count(it.key())) fail(where + "." + it.key(), "unknown field");
-  }
-  double num(const json& j, const std::string& where, const char* k, double def, double lo, double hi) const {
-    auto it = j.find(k);
-    if (it == j.end()) return def;
-    std::string w = where + "." + k;
-    if (!it->is_number()) fail(w, "must be a number");
-    double d = it->get<double>();
-    if (!(d >= lo)) fail(w, fmt::format("must be >= {}", lo));
-    if (d > hi) fail(w, fmt::format("must be <= {}", hi));
-    return d;
-  }
-  int integer(const json& j, const std::string& where, const char* k, int def, int lo, int hi) const {
-    auto it = j.find(k);
-    if (it == j.end()) return def;
-    std::string w = where + "." + k;
-    if (!it->is_number_integer()) fail(w, "must be an integer");
-    long long x = it->get<long long>();
-    if (x < lo) fail(w, fmt::format("must be >= {}", lo));
-    if (x > hi) fail(w, fmt::format("must be <= {}", hi));
-    return static_cast<int>(x);
-  }
-};
-
-}  // namespace
-
 NoiseSettings parse_noise_settings(const json& j, const std::string& path, int repeats, const std::vector<Arm>& arms) {
-  Fields f{path};
+  const ManifestReader f(path);
   NoiseSettings n;
   auto runs = [&](Arm a) { return std::find(arms.begin(), arms.end(), a) != arms.end(); };
   n.aa_arms.clear();
@@ -71,7 +34,8 @@ NoiseSettings parse_noise_settings(const json& j, const std::string& path, int r
     n.aa_arms.push_back(Arm::m4a);
   }
   if (auto it = j.find("contamination"); it != j.end()) {
-    f.only(*it, "contamination", {"enabled", "max_other_cores", "max_steal_share", "max_load_per_core", "max_reruns"});
+    f.object(*it, "contamination",
+             {"enabled", "max_other_cores", "max_steal_share", "max_load_per_core", "max_reruns"});
     ContaminationSpec& c = n.contamination;
     if (auto e = it->find("enabled"); e != it->end()) {
       if (!e->is_boolean()) f.fail("contamination.enabled", "must be true or false");
@@ -80,12 +44,12 @@ NoiseSettings parse_noise_settings(const json& j, const std::string& path, int r
     c.max_other_cores = f.num(*it, "contamination", "max_other_cores", c.max_other_cores, 0, 4096);
     c.max_steal_share = f.num(*it, "contamination", "max_steal_share", c.max_steal_share, 0, 1);
     c.max_load_per_core = f.num(*it, "contamination", "max_load_per_core", c.max_load_per_core, 0, 1000);
-    c.max_reruns = f.integer(*it, "contamination", "max_reruns", c.max_reruns, 0, 20);
+    c.max_reruns = static_cast<int>(f.integer(*it, "contamination", "max_reruns", c.max_reruns, 0, 20));
   }
   n.stopping.max_repeats = repeats;
   if (auto it = j.find("stopping"); it != j.end()) {
-    f.only(*it, "stopping", {"max_repeats", "target_width"});
-    n.stopping.max_repeats = f.integer(*it, "stopping", "max_repeats", repeats, 1, 100);
+    f.object(*it, "stopping", {"max_repeats", "target_width"});
+    n.stopping.max_repeats = static_cast<int>(f.integer(*it, "stopping", "max_repeats", repeats, 1, 100));
     if (n.stopping.max_repeats < repeats)
       f.fail("stopping.max_repeats", fmt::format("must be >= repeats ({})", repeats));
     if (it->find("target_width") == it->end()) f.fail("stopping.target_width", "required");
