@@ -45,6 +45,7 @@ json shared_manifest() {
     "concurrency": [2],
     "phases": [{"kind": "cold", "requests": 4}, {"kind": "warm-shared", "requests": 6, "distinct": 6}],
     "arms": [{"name": "m4a"}, {"name": "m4b", "max_batch_size": 2, "max_batch_wait_ms": 1}],
+    "aa": [],
     "gate": {"bootstrap_resamples": 200},
     "cache": {"shared": "local"}
   })");

@@ -85,7 +85,7 @@ json noise_json(const NoiseSettings& n) {
                      {"p95_e2e_reduction_width", s.p95_width},
                      {"throughput_gain_width", s.throughput_width}});
   json spread = json::array();
-  for (const AaSpread& a : n.aa_spread)
+  for (const AaSpread& a : n.aa_spread) {
     spread.push_back({{"group", a.group.label()},
                       {"model", a.group.model},
                       {"arm", to_string(a.group.arm)},
@@ -94,6 +94,8 @@ json noise_json(const NoiseSettings& n) {
                       {"metric", a.metric},
                       {"differences", a.differences},
                       {"spread", a.spread}});
+    if (a.group.threads > 0) spread.back()["threads"] = a.group.threads;  // a profiled dimension only
+  }
   return {{"aa_arms", arms},
           {"contamination",
            {{"enabled", c.enabled},
@@ -157,6 +159,7 @@ NoiseSettings read_noise(const JsonFields& in, const json& j) {
     a.group.arm = in.label(spread[i], wi, "arm", "", parse_arm);
     a.group.phase = in.label(spread[i], wi, "phase", "", parse_phase);
     a.group.concurrency = static_cast<int>(in.integer(spread[i], wi, "concurrency", 0, true));
+    a.group.threads = static_cast<int>(in.integer(spread[i], wi, "threads"));
     a.metric = in.str(spread[i], wi, "metric", "", true);
     a.spread = in.num(spread[i], wi, "spread");
     const json& diffs = in.arr(spread[i], wi, "differences");
