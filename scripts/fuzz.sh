@@ -61,8 +61,10 @@ for target in "${targets[@]}"; do
       sources=("$root"/lib/audio/*.cpp "$root"/lib/core/error.cpp "$root"/lib/core/sha256.cpp
                "$root"/lib/profile/run/manifest.cpp "$root"/lib/profile/run/reference_schedule.cpp \
                "$root"/lib/profile/run/capacity_spec.cpp "$root"/lib/profile/run/shared_cache_value.cpp \
-               "$root"/lib/profile/record/labels.cpp)
-      libs=(-lsndfile -lsamplerate -lcrypto) ;;
+               "$root"/lib/profile/run/noise_manifest.cpp "$root"/lib/profile/run/calibration_presets.cpp \
+               "$root"/lib/profile/record/calibration.cpp "$root"/lib/profile/record/json_fields.cpp \
+               "$root"/lib/profile/record/labels.cpp "$root"/lib/util/atomic_file.cpp)
+      libs=(-lsndfile -lsamplerate -lcrypto -lfmt) ;;
   esac
   objects=()
   for src in "${sources[@]}"; do objects+=("$(object "$src")"); done
