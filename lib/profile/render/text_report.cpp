@@ -1,5 +1,6 @@
 #include "profile/render/text_report.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -13,13 +14,15 @@ namespace refenc::profile {
 
 std::string summary_table(const RunRecord& run) {
   std::ostringstream os;
-  os << fmt::format("{:<34} {:>4} {:>4} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>6}\n", "cell", "n", "err",
+  std::size_t w = 34;  // the cell column fits the longest id
+  for (const Cell& c : run.cells) w = std::max(w, c.key.id().size());
+  os << fmt::format("{:<{}} {:>4} {:>4} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>6}\n", "cell", w, "n", "err",
                     "pre p50", "enc p50", "enc p95", "ttfa p95", "e2e p50", "e2e p95", "req/s", "hit%");
   for (const Cell& c : run.cells) {
     double n = static_cast<double>(c.count);
     double hits = hit_requests(c);
-    os << fmt::format("{:<34} {:>4} {:>4} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>7.2f} {:>5.0f}%\n",
-                      c.key.id(), c.count, c.errors, 1000 * c.stage(Stage::preprocessing).p50,
+    os << fmt::format("{:<{}} {:>4} {:>4} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>7.2f} {:>5.0f}%\n",
+                      c.key.id(), w, c.count, c.errors, 1000 * c.stage(Stage::preprocessing).p50,
                       1000 * c.stage(Stage::encode).p50, 1000 * c.stage(Stage::encode).p95,
                       1000 * c.stage(Stage::ttfa).p95, 1000 * c.stage(Stage::e2e).p50, 1000 * c.stage(Stage::e2e).p95,
                       c.throughput_rps, n > 0 ? 100.0 * hits / n : 0.0);
