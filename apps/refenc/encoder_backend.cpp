@@ -30,12 +30,7 @@ class EncoderBackend final : public ModelBackend {
       return;
     }
     hook_ = encoders::make_hook(spec.name, o);
-    const encoders::ModelInfo& mi = hook_->info();
-    info_.name = mi.name;
-    info_.sample_rate = mi.sample_rate;
-    info_.frame_rate = mi.frame_rate;
-    info_.can_encode_batch = hook_->can_encode_batch();
-    info_.has_internal_batching = mi.has_internal_batching;
+    const encoders::ModelInfo& mi = describe_hook();
     if (mi.has_internal_batching)
       info_.eligibility.reason =
           "has its own batched encoder inside the model's stage, not migrated to the generic batching surface";
@@ -50,6 +45,17 @@ class EncoderBackend final : public ModelBackend {
     encoders::warm_up_torch();
   }
 
+  /// Fills info_ from the hook: name, rates, whether it batches; returns the hook's model info.
+  const encoders::ModelInfo& describe_hook() {
+    const encoders::ModelInfo& mi = hook_->info();
+    info_.name = mi.name;
+    info_.sample_rate = mi.sample_rate;
+    info_.frame_rate = mi.frame_rate;
+    info_.can_encode_batch = hook_->can_encode_batch();
+    info_.has_internal_batching = mi.has_internal_batching;
+    return mi;
+  }
+
   /// A hook over a modelled device costed by the spec's calibration (no LibTorch work at all).
   void make_modelled(const ModelSpec& spec, const encoders::EncoderOptions& o) {
     auto surface = std::make_shared<const CostSurface>(resolve_calibration(spec.encoder.calibration, ""));
@@ -58,12 +64,7 @@ class EncoderBackend final : public ModelBackend {
     streams_ = device.parallel;
     const bool batches = c.batch_sizes.size() > 1;
     hook_ = encoders::make_hook_over(spec.name, o, make_modelled_network(spec.name, o, surface, device), batches);
-    const encoders::ModelInfo& mi = hook_->info();
-    info_.name = mi.name;
-    info_.sample_rate = mi.sample_rate;
-    info_.frame_rate = mi.frame_rate;
-    info_.can_encode_batch = hook_->can_encode_batch();
-    info_.has_internal_batching = mi.has_internal_batching;
+    const encoders::ModelInfo& mi = describe_hook();
     if (mi.has_internal_batching)
       info_.eligibility.reason = "modelled device: its own internal batching costed by the calibration's batch surface";
     else if (info_.can_encode_batch && !mi.can_encode_batch)
@@ -97,14 +98,7 @@ class EncoderBackend final : public ModelBackend {
     std::shared_ptr<SecondTier<Artifact>> tier;
     if (!tier_root.empty()) tier = store::open_disk_tier({.root = tier_root});
     if (!cache.shared_url.empty()) tier = std::make_shared<store::TierChain>(tier, open_profile_shared_tier(cache));
-    ServiceOptions o;
-    o.max_items = cache.max_items;
-    o.max_bytes = cache.max_bytes;
-    o.max_batch_size = static_cast<std::size_t>(arm.max_batch_size);
-    o.max_batch_wait = std::chrono::microseconds(static_cast<long>(arm.max_batch_wait_ms * 1000));
-    o.cache_batched = arm.cache_batched;
-    o.batch_workers = static_cast<std::size_t>(std::max(1, arm.batch_workers));
-    o.batch_grouping = arm.group_by_length;
+    const ServiceOptions o = service_options(arm, cache);
     auto service = std::make_shared<encoders::EncodeService>(hook_, o, tier);
     return make_service_handle(service, [](const WorkItem& w) {
       encoders::EncodeRequest r;

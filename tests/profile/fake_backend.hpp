@@ -96,14 +96,7 @@ class FakeBackend : public ModelBackend {
       if (!t) t = std::make_shared<FakeTier>();
       tier = t;
     }
-    ServiceOptions o;
-    o.max_items = cache.max_items;
-    o.max_bytes = cache.max_bytes;
-    o.max_batch_size = static_cast<std::size_t>(arm.max_batch_size);
-    o.max_batch_wait = std::chrono::microseconds(static_cast<long>(arm.max_batch_wait_ms * 1000));
-    o.cache_batched = arm.cache_batched;
-    o.batch_workers = static_cast<std::size_t>(std::max(1, arm.batch_workers));
-    o.batch_grouping = arm.group_by_length;
+    const ServiceOptions o = service_options(arm, cache);
     last_service = std::make_shared<FakeService>(hook, o, tier);
     return make_service_handle(last_service, fake_raw);
   }

@@ -123,12 +123,7 @@ class SharedFakeBackend : public FakeBackend {
     if (s.url.rfind(loopback, 0) == 0)
       s.server_answered = refenc::loopback_port_answers(std::stoi(s.url.substr(loopback.size())));
     seen_.push_back(s);
-    refenc::ServiceOptions o;
-    o.max_items = cache.max_items;
-    o.max_bytes = cache.max_bytes;
-    o.max_batch_size = static_cast<std::size_t>(arm.max_batch_size);
-    o.max_batch_wait = std::chrono::microseconds(static_cast<long>(arm.max_batch_wait_ms * 1000));
-    o.batch_workers = static_cast<std::size_t>(std::max(1, arm.batch_workers));
+    const refenc::ServiceOptions o = service_options(arm, cache);
     auto tier = std::make_shared<FakeSharedTier>(store_, cache.shared_prefix);
     last_service = std::make_shared<FakeService>(hook, o, tier);
     return make_service_handle(last_service, fake_raw);

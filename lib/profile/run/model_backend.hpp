@@ -13,6 +13,8 @@
 //   std::vector<ParityCheck> checks = handle->check_parity();   // ... and compare with single encodes
 #pragma once
 
+#include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <limits>
@@ -23,6 +25,7 @@
 #include <vector>
 
 #include "core/reference_encode_hook.hpp"
+#include "core/reference_encode_service.hpp"
 #include "core/request_trace.hpp"
 #include "core/service_stats.hpp"
 #include "profile/record/run_record.hpp"
@@ -62,6 +65,20 @@ class ServiceHandle {
   /// counted), compares it with the kept artifact, and forgets the kept ones.
   virtual std::vector<ParityCheck> check_parity() { return {}; }
 };
+
+/// The service options of an arm over the manifest's memory-tier bounds: every backend builds its
+/// cell's service from these.
+inline ServiceOptions service_options(const ArmSpec& arm, const CacheSpec& cache) {
+  ServiceOptions o;
+  o.max_items = cache.max_items;
+  o.max_bytes = cache.max_bytes;
+  o.max_batch_size = static_cast<std::size_t>(arm.max_batch_size);
+  o.max_batch_wait = std::chrono::microseconds(static_cast<long>(arm.max_batch_wait_ms * 1000));
+  o.cache_batched = arm.cache_batched;
+  o.batch_workers = static_cast<std::size_t>(std::max(1, arm.batch_workers));
+  o.batch_grouping = arm.group_by_length;
+  return o;
+}
 
 class ModelBackend {
  public:

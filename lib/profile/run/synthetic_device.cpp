@@ -70,14 +70,7 @@ class SyntheticBackend final : public ModelBackend {
   std::unique_ptr<ServiceHandle> make_service(const ArmSpec& arm, const CacheSpec& cache,
                                               const std::string& tier_root) override {
     if (!tier_root.empty()) throw Error(ErrorKind::config, "the synthetic device has no disk tier (warm-disk phase)");
-    ServiceOptions o;
-    o.max_items = cache.max_items;
-    o.max_bytes = cache.max_bytes;
-    o.max_batch_size = static_cast<std::size_t>(arm.max_batch_size);
-    o.max_batch_wait = std::chrono::microseconds(static_cast<long>(arm.max_batch_wait_ms * 1000));
-    o.cache_batched = arm.cache_batched;
-    o.batch_workers = static_cast<std::size_t>(std::max(1, arm.batch_workers));
-    o.batch_grouping = arm.group_by_length;
+    const ServiceOptions o = service_options(arm, cache);
     return make_service_handle(std::make_shared<SyntheticService>(hook_, o), [](const WorkItem& w) {
       return (w.reference ? w.reference->id : std::string()) + "|" + w.ref_text;
     });
