@@ -21,6 +21,7 @@ struct Options {
   double alpha = 0.05;
   int min_runs = 3;
   double min_change_ms = 1.0;
+  double floor_confidence = 0.99;
   bool judge_contaminated = false;
   bool json = false;
   std::string html;
@@ -33,6 +34,8 @@ int run(const Options& o) {
   if (!(o.alpha > 0 && o.alpha < 1)) throw Error(ErrorKind::bad_input, "--alpha: must be in (0, 1)");
   if (o.min_runs < 2) throw Error(ErrorKind::bad_input, "--min-runs: must be >= 2");
   if (!(o.min_change_ms >= 0)) throw Error(ErrorKind::bad_input, "--min-change-ms: must be >= 0");
+  if (!(o.floor_confidence > 0 && o.floor_confidence < 1))
+    throw Error(ErrorKind::bad_input, "--floor-confidence: must be in (0, 1)");
   std::vector<std::string> base_dirs = o.baselines, cur_dirs = o.currents;
   if (!o.baseline.empty() || !o.current.empty()) {
     if (!base_dirs.empty() || !cur_dirs.empty())
@@ -55,6 +58,7 @@ int run(const Options& o) {
                                       .alpha = o.alpha,
                                       .min_runs_for_test = o.min_runs,
                                       .min_change_s = o.min_change_ms / 1000,
+                                      .floor_confidence = o.floor_confidence,
                                       .judge_contaminated = o.judge_contaminated});
   if (!o.html.empty()) refenc::write_file_atomic(o.html, render_compare_html(base.front(), cur.front(), r));
   if (o.json)
@@ -76,14 +80,18 @@ refenc::cli::Registration reg{
       app.add_option("--min-runs", o->min_runs, "Runs each side needs before the U test applies (default 3)");
       app.add_option("--min-change-ms", o->min_change_ms,
                      "Smallest latency change that can be a regression, in ms (default 1)");
+      app.add_option("--floor-confidence", o->floor_confidence,
+                     "Two-sided level of the pooled A/A bound in the noise floor (default 0.99)");
       app.add_flag("--judge-contaminated", o->judge_contaminated,
                    "Judge groups with contaminated cells too (their regressions are marked)");
       app.add_flag("--json", o->json, "Print JSON");
       app.add_option("--html", o->html, "Also write an HTML comparison page to this file (first run of each side)");
       app.footer(
           "A regression: p95 E2E or p95 encode slower, or throughput lower, by more than the threshold (a latency "
-          "also by at least --min-change-ms) and more than the metric's noise floor (the largest A/A spread of any "
-          "run; the between-run spread of a side with two runs or more), with a 95% bootstrap interval that "
+          "also by at least --min-change-ms) and more than the metric's noise floor (the largest of: the group's A/A "
+          "spread in any run; the --floor-confidence prediction bound of one A/A pair pooled over every group of "
+          "the phase, scaled to the runs a side; the between-run spread of a side with two runs or more), with a 95% "
+          "bootstrap interval that "
           "excludes no change, and, with --min-runs runs on each side, a one-sided Mann-Whitney U test over "
           "per-run figures at --alpha. A group with a cell that stayed contaminated (a busy machine) decides "
           "nothing unless --judge-contaminated. Exit codes: 0 none; 10 regression; 2-7 errors.");

@@ -44,6 +44,7 @@
 #include "profile/run/telemetry.hpp"
 #include "profile/render/noise_text.hpp"
 #include "profile/stats/mann_whitney.hpp"
+#include "profile/stats/student_t.hpp"
 #include "profile/stats/miss_ratio_curve.hpp"
 #include "profile/stats/percentile.hpp"
 #include "profile/stats/throughput.hpp"
@@ -526,6 +527,15 @@ TEST_CASE("header examples: noise") {
     bool same = refenc::profile::mann_whitney_greater(base, base) > 0.05;
     CHECK(p == Approx(0.05));
     CHECK(same);
+  }
+  {
+    // stats/student_t.hpp
+    double t = refenc::profile::student_t_quantile(0.995, 6);    // 3.7074: 99% two-sided, 6 dof
+    double z = refenc::profile::student_t_quantile(0.975, 0);    // 1.95996: dof 0 means the normal
+    double p = refenc::profile::student_t_two_sided(3.7074, 6);  // 0.01
+    CHECK(t == Approx(3.7074).epsilon(1e-4));
+    CHECK(z == Approx(1.95996).epsilon(1e-5));
+    CHECK(p == Approx(0.01).epsilon(1e-3));
   }
   {
     // verdict/aa_spread.hpp (the baseline has no A/A twins)

@@ -15,6 +15,7 @@
 #include "profile/run/proc_sampler.hpp"
 #include "profile/run/profiler.hpp"
 #include "profile/stats/mann_whitney.hpp"
+#include "profile/stats/student_t.hpp"
 #include "profile/verdict/compare.hpp"
 #include "profile/verdict/gate.hpp"
 #include "profile/verdict/noise_floor.hpp"
@@ -379,13 +380,18 @@ TEST_CASE("compare over several runs: the noise floor and the U test decide what
     REQUIRE(e2e);
     CHECK(e2e->change.point > 0.10);
     CHECK(e2e->change.lo > 0);
-    CHECK(e2e->noise_floor == Approx(0.20).epsilon(0.05));
+    // Two pairs in all (one a run): the pooled 99% bound is t(2 dof) = 9.92 times ln 1.2 (+509%).
+    CHECK(e2e->noise_floor == Approx(std::expm1(9.925 * std::log(1.2))).epsilon(0.01));
     CHECK(e2e->noise_source.rfind("A/A 2", 0) == 0);
+    CHECK(e2e->noise_source.find("pooled A/A") != std::string::npos);
     CHECK(e2e->p_value < 0);
     CHECK_FALSE(e2e->regression);
     CHECK(r.regressions == 0);
-    // The same change with quiet twins (2%) is one.
+    // With quiet twins (2%) the bound is 21.7%: a 12% change is within it, a 30% change is beyond.
     RunRecord qb = make(1.0, 0.02, 1), qc = make(1.12, 0.02, 2);
+    CHECK(compare_runs(qb, qc, {.threshold = 0.10}).regressions == 0);
+    CHECK(compare_runs(qb, qc, {.threshold = 0.10, .floor_confidence = 0.80}).regressions == 1);
+    qc = make(1.30, 0.02, 2);
     CHECK(compare_runs(qb, qc, {.threshold = 0.10}).regressions == 1);
     // ... unless a cell of the group ran on a busy machine: then it decides nothing (or is judged on request).
     qc.cells[0].contaminated = true;
@@ -447,4 +453,77 @@ TEST_CASE("compare over several runs: the noise floor and the U test decide what
   }
   CHECK(between_run_spread({1.0, 1.1, 0.9}) == Approx(0.1));
   CHECK(between_run_spread({1.0}) == 0);
+}
+
+TEST_CASE("Student's t: exact two-sided tails and quantiles for integer degrees of freedom") {
+  // Reference values: tables of t (R's qt / pt).
+  CHECK(student_t_quantile(0.975, 1) == Approx(12.7062).epsilon(1e-4));
+  CHECK(student_t_quantile(0.995, 2) == Approx(9.9248).epsilon(1e-4));
+  CHECK(student_t_quantile(0.995, 3) == Approx(5.8409).epsilon(1e-4));
+  CHECK(student_t_quantile(0.995, 6) == Approx(3.7074).epsilon(1e-4));
+  CHECK(student_t_quantile(0.975, 30) == Approx(2.0423).epsilon(1e-4));
+  CHECK(student_t_quantile(0.975, 0) == Approx(1.95996).epsilon(1e-5));
+  CHECK(student_t_two_sided(2.0, 5) == Approx(0.10196).epsilon(1e-3));
+  CHECK(student_t_two_sided(0, 4) == Approx(1.0));
+  CHECK(student_t_quantile(0.5, 4) == 0);
+}
+
+TEST_CASE("the pooled A/A bound: one run a side borrows the noise of every group of its phase") {
+  // pooled_aa_bound itself: RMS of the log ratios, t with one dof per pair, scaled to the runs a side.
+  const std::vector<double> d{0.1, -0.1, 0.1, -0.1, 0.1, -0.1};
+  CHECK(pooled_aa_bound(d, 1, 1, 0.99) == Approx(std::expm1(3.7074 * 0.1)).epsilon(1e-3));
+  CHECK(pooled_aa_bound(d, 3, 3, 0.99) == Approx(std::expm1(3.7074 * 0.1 / std::sqrt(3.0))).epsilon(1e-3));
+  CHECK(pooled_aa_bound({}, 1, 1, 0.99) == 0);
+
+  // Two groups of one phase (c8, c16), each run with one A/A twin per group: c8's twins are quiet (1%),
+  // c16's noisy (25%). c8 changes by 15%: its own pair says that is 15x its noise, the pooled pairs of
+  // the phase say one run a side moves that much on its own.
+  auto make = [](double c8_scale, std::uint64_t seed) {
+    RunRecord run;
+    run.have_requests = true;
+    run.dir = "run" + std::to_string(seed);
+    run.noise = NoiseSettings{};
+    std::mt19937_64 g(seed);
+    for (int c : {8, 16})
+      for (bool twin : {false, true}) {
+        const double aa = c == 8 ? 0.01 : (seed % 2 ? 0.25 : -0.2);
+        const double scale = (c == 8 ? c8_scale : 1.0) * (twin ? 1 + aa : 1.0);
+        Cell cell;
+        cell.key = {"m", Arm::m4a, Phase::cold, c, 0};
+        cell.aa = twin;
+        cell.wall_s = 10 * scale;
+        auto& rows = run.requests[twin ? aa_cell_id(cell.key) : cell.key.id()];
+        for (int i = 0; i < 64; ++i) {
+          RequestRecord q;
+          q.outcome = "encoded";
+          q.e2e_s = scale * (1.0 + 0.05 * static_cast<double>(g() % 100) / 100.0);
+          q.encode_s = 0.7 * q.e2e_s;
+          rows.push_back(q);
+        }
+        (twin ? run.aa_cells : run.cells).push_back(cell);
+      }
+    return run;
+  };
+  RunRecord b = make(1.0, 1), c = make(1.15, 2);
+  CompareResult r = compare_runs(b, c, {.threshold = 0.10});
+  REQUIRE(r.cells.size() == 2);
+  const CellChange& c8 = r.cells[0].group.concurrency == 8 ? r.cells[0] : r.cells[1];
+  for (const MetricChange& m : c8.metrics) {
+    INFO(to_string(m.metric));
+    if (m.metric == CompareMetric::p50_preprocessing) continue;  // no preprocessing in these rows
+    CHECK(m.noise_source.find("pooled A/A") != std::string::npos);
+    CHECK(m.noise_source.find("4 pairs of cold") != std::string::npos);
+    CHECK(m.noise_floor > 0.25);
+    CHECK_FALSE(m.regression);
+  }
+  CHECK(r.regressions == 0);
+  // The same change with every group's twins quiet is a regression.
+  auto quiet = [&](RunRecord run) {
+    for (Cell& t : run.aa_cells) run.requests[aa_cell_id(t.key)] = run.requests[t.key.id()];
+    for (Cell& t : run.aa_cells)
+      for (const Cell& cell : run.cells)
+        if (cell.key == t.key) t.wall_s = cell.wall_s;
+    return run;
+  };
+  CHECK(compare_runs(quiet(b), quiet(c), {.threshold = 0.10}).regressions == 1);
 }

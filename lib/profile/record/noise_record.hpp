@@ -39,6 +39,8 @@ struct AaSpread {
   std::string metric;               ///< "p50_preprocessing", "p95_e2e", "p95_encode", "throughput".
   std::vector<double> differences;  ///< Per pair (repeat order): |aa / cell - 1|.
   double spread = 0;                ///< The largest of them.
+  /// Per pair: ln(aa / cell), signed (compare's pooled floor; recomputed from requests, not stored).
+  std::vector<double> log_ratios;
 };
 
 /// How a run treated noise (report.json "noise").

@@ -63,7 +63,9 @@ struct TempDir {
 
 class Progress {
  public:
-  Progress(bool enabled, std::size_t total) : enabled_(enabled && isatty(2)), total_(total), t0_(Clock::now()) {}
+  /// `later`: what the ETA leaves out, e.g. " + capacity sweeps".
+  Progress(bool enabled, std::size_t total, std::string later)
+      : enabled_(enabled && isatty(2)), total_(total), later_(std::move(later)), t0_(Clock::now()) {}
   void cell(std::string name, std::size_t index, std::size_t cells) {
     std::lock_guard lock(m_);
     cell_ = fmt::format("cell {}/{} {}", index, cells, name);
@@ -72,6 +74,12 @@ class Progress {
   void add(std::size_t n) {
     std::lock_guard lock(m_);
     done_ += n;
+    draw();
+  }
+  /// More requests than planned: a re-run, a repeat the stopping rule asked for.
+  void extend(std::size_t n) {
+    std::lock_guard lock(m_);
+    total_ += n;
     draw();
   }
   void finish() {
@@ -84,13 +92,14 @@ class Progress {
     double el = std::chrono::duration<double>(Clock::now() - t0_).count();
     double eta =
         done_ > 0 ? el / static_cast<double>(done_) * static_cast<double>(total_ - std::min(done_, total_)) : 0;
-    std::fprintf(stderr, "\r\033[K%s  %zu/%zu requests  elapsed %.0fs  ETA %.0fs", cell_.c_str(), done_, total_, el,
-                 eta);
+    std::fprintf(stderr, "\r\033[K%s  %zu/%zu requests  elapsed %.0fs  ETA %.0fs%s", cell_.c_str(), done_, total_, el,
+                 eta, later_.c_str());
     std::fflush(stderr);
   }
   bool enabled_;
   std::size_t total_;
   std::size_t done_ = 0;
+  std::string later_;
   std::string cell_;
   Clock::time_point t0_;
   std::mutex m_;
@@ -139,18 +148,20 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
   const SharedTierServer shared_server(manifest.cache, options.tmp_root, manifest.path + ": cache.shared");
   run.context.shared_cache = shared_server.description();
 
-  // Count the cells for progress.
+  // Count the cells for progress: every arm's cell and A/A twin per repeat slot (re-runs and the
+  // stopping rule's extra repeats are added as they happen).
   std::size_t total_requests = 0, total_cells = 0;
+  const std::size_t plan_cells = cell_plan(manifest.arms, manifest.noise).size();
   // Repeat slots per concurrency level: repeats, times the thread levels when threads are a dimension.
   auto slots_of = [&](const ModelSpec& s) {
     return static_cast<std::size_t>(manifest.repeats) * std::max<std::size_t>(1, s.thread_levels.size());
   };
   for (std::size_t m = 0; m < manifest.models.size(); ++m)
     for (const auto& ph : manifest.phases)
-      total_cells += ph.concurrency.size() * slots_of(manifest.models[m]) * manifest.arms.size(),
-          total_requests += ph.concurrency.size() * slots_of(manifest.models[m]) * manifest.arms.size() *
-                            static_cast<std::size_t>(ph.requests);
-  Progress progress(options.progress, total_requests);
+      total_cells += ph.concurrency.size() * slots_of(manifest.models[m]) * plan_cells,
+          total_requests +=
+          ph.concurrency.size() * slots_of(manifest.models[m]) * plan_cells * static_cast<std::size_t>(ph.requests);
+  Progress progress(options.progress, total_requests, manifest.capacity ? " + capacity sweeps" : "");
   std::size_t cell_index = 0;
 
   auto stopped = [&] { return options.stop && options.stop->load(); };
@@ -174,15 +185,16 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
     for (const ArmSpec& arm : manifest.arms) {
       if (arm.arm == Arm::m4b && !elig.eligible) {
         run.skipped.push_back({spec.name, Arm::m4b, elig.reason});
-        for (const auto& ph : manifest.phases) {
-          std::size_t n = ph.concurrency.size() * slots_of(spec);
-          total_cells -= n;
-          progress.add(n * static_cast<std::size_t>(ph.requests));
-        }
         continue;
       }
       arms.push_back(arm);
     }
+    if (const std::size_t skipped = plan_cells - cell_plan(arms, manifest.noise).size(); skipped > 0)
+      for (const auto& ph : manifest.phases) {  // the skipped arm's cells (and twins) count as done
+        std::size_t n = ph.concurrency.size() * slots_of(spec) * skipped;
+        total_cells -= n;
+        progress.add(n * static_cast<std::size_t>(ph.requests));
+      }
 
     for (const PhaseSpec& phase : manifest.phases) {
       const int warmup_refs = manifest.warmup_references();
@@ -206,6 +218,10 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
             if (stopped()) break;
             // The arms interleaved, then A/A twins; a contaminated cell's re-run goes in right after it.
             std::vector<CellPlan> plan = cell_plan(arms, manifest.noise);
+            if (rep >= manifest.repeats) {  // a repeat the stopping rule asked for
+              total_cells += plan.size();
+              progress.extend(plan.size() * static_cast<std::size_t>(phase.requests));
+            }
             for (std::size_t k = 0; k < plan.size(); ++k) {
               const ArmSpec arm = plan[k].arm;
               if (stopped()) break;
@@ -283,6 +299,8 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
               if (cell_run.records.empty() && stopped()) break;
               if (rerun(plan[k], dirty, manifest.noise.contamination) && !stopped()) {
                 plan.insert(plan.begin() + static_cast<std::ptrdiff_t>(k) + 1, plan[k].retry(*host));
+                ++total_cells;
+                progress.extend(static_cast<std::size_t>(phase.requests));
                 continue;
               }
               run.cells.push_back(make_cell(key, cell_run, delta, tel, ro.open_loop, batching));

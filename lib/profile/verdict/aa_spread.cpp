@@ -55,6 +55,7 @@ std::vector<AaSpread> aa_spread(const RunRecord& run) {
       row.metric = std::string(to_string(metric));
       row.differences.push_back(std::abs(y / x - 1.0));
       row.spread = std::max(row.spread, row.differences.back());
+      if (y > 0) row.log_ratios.push_back(std::log(y / x));
     }
   }
   std::vector<AaSpread> out;

@@ -79,7 +79,8 @@ CompareResult compare_run_sets(const std::vector<const RunRecord*>& baseline,
     auto judge = [&](MetricChange& mc, double worse) {
       for (const CellGroup* g : bit->second.per_run) mc.baseline_runs.push_back(run_value(*g, mc.metric));
       for (const CellGroup* g : cs.per_run) mc.current_runs.push_back(run_value(*g, mc.metric));
-      NoiseFloor f = noise_floor(c.key, mc.metric, baseline, current, mc.baseline_runs, mc.current_runs);
+      NoiseFloor f =
+          noise_floor(c.key, mc.metric, baseline, current, mc.baseline_runs, mc.current_runs, options.floor_confidence);
       mc.noise_floor = f.value;
       mc.noise_source = f.source;
       if (test) {
@@ -143,11 +144,12 @@ CompareResult compare_run_sets(const std::vector<const RunRecord*>& baseline,
   result.method = fmt::format(
       "relative change current/baseline - 1 over each side's runs pooled (repeats pooled); 95% percentile "
       "bootstrap over requests; a regression is worse than the threshold (a latency by at least {} ms), beyond "
-      "the noise floor (the largest "
-      "A/A spread of either side's runs, and the between-run spread |run / median - 1| of a side with two runs "
-      "or more), with an interval that excludes no change, and, when each side has at least {} runs, a "
+      "the noise floor (the largest of: the group's "
+      "A/A spread in either side's runs; the {:g}% prediction bound of a pooled A/A pair, scaled to the runs a side; "
+      "the between-run spread |run / median - 1| of a side with two runs or more), with an interval that excludes no "
+      "change, and, when each side has at least {} runs, a "
       "one-sided Mann-Whitney U test over per-run figures at p <= {}",
-      1000 * options.min_change_s, options.min_runs_for_test, options.alpha);
+      1000 * options.min_change_s, 100 * options.floor_confidence, options.min_runs_for_test, options.alpha);
   return result;
 }
 

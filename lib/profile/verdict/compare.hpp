@@ -5,7 +5,7 @@
 // E2E, p95 reference encode and p50 preprocessing (current / baseline - 1) with seeded percentile-
 // bootstrap intervals, and of throughput (stats/throughput.hpp). A regression is a change worse than
 // `threshold` (slower p95 E2E or p95 encode, or lower throughput) whose interval excludes zero, that
-// clears the noise floor (noise_floor.hpp: A/A twins, between-run spread) and, with at least
+// clears the noise floor (noise_floor.hpp: A/A twins, pooled A/A bound, between-run spread) and, with at least
 // `min_runs_for_test` runs on each side, a one-sided Mann-Whitney U test over the per-run figures.
 //
 //   CompareResult c = compare_runs(load_run_with_requests(base), load_run_with_requests(cur), {.threshold = 0.10});
@@ -30,6 +30,8 @@ struct CompareOptions {
   /// Smallest latency change (seconds, |current - baseline|) that can be a regression: practical
   /// significance, so that a few microseconds on a memory hit never fail a nightly job.
   double min_change_s = 0.001;
+  /// Two-sided level of the pooled A/A bound in the noise floor (noise_floor.hpp).
+  double floor_confidence = 0.99;
   /// false: a group with a cell that stayed contaminated on either side decides nothing (no regression).
   bool judge_contaminated = false;
 };
