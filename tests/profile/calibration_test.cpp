@@ -182,6 +182,62 @@ TEST_CASE("a calibration's capacity curve is read and checked") {
         "from 1, effective > 0");
 }
 
+TEST_CASE("a calibration's slowdown table round-trips and is optional") {
+  TempDir dir;
+  Calibration c = grid();
+  c.sharing.capacity = {{1, 1.0}, {4, 1.7}};
+  c.sharing.slowdown = {{1, {1.0, 1.1}}, {4, {3.5, 2.25}}};
+  const std::string path = (dir.path / "cal.json").string();
+  save_calibration(c, path);
+  Calibration back = load_calibration(path);
+  CHECK(back.sharing.slowdown == c.sharing.slowdown);
+  CHECK(back.sharing.capacity == c.sharing.capacity);
+  CHECK(calibration_to_json(c)["sharing"]["slowdown"][1] ==
+        json::parse(R"({"concurrency": 4, "factor": [3.5, 2.25]})"));
+  // Files without it (older files, presets) read as before, and are written without the key.
+  json old = calibration_to_json(grid());
+  CHECK_FALSE(old["sharing"].contains("slowdown"));
+  CHECK(old["schema_version"] == 1);
+  CHECK(parse_calibration(old, "cal.json").sharing.slowdown.empty());
+  for (const Calibration& p : calibration_presets()) CHECK(p.sharing.slowdown.empty());
+}
+
+TEST_CASE("slowdown errors name the level and the field") {
+  Calibration c = grid();  // lengths_s {2, 4}
+  c.sharing.slowdown = {{1, {1.0, 1.0}}, {4, {3.0, 2.0}}};
+  const json j = calibration_to_json(c);
+  CHECK(parse_error(j) == "no error");
+  auto with = [&](const char* slowdown) {
+    json k = j;
+    k["sharing"]["slowdown"] = json::parse(slowdown);
+    return parse_error(k);
+  };
+  CHECK(with("[]") == "no error");
+  CHECK(with("{}") == "cal.json: sharing.slowdown: expected an array, got object");
+  CHECK(with("[[4, [3, 2]]]") ==
+        "cal.json: sharing.slowdown[0]: expected an object {\"concurrency\": k, \"factor\": [...]}");
+  CHECK(with(R"([{"factor": [3, 2]}])") == "cal.json: sharing.slowdown[0].concurrency: missing");
+  CHECK(with(R"([{"concurrency": 0, "factor": [3, 2]}])") ==
+        "cal.json: sharing.slowdown[0].concurrency: must be 1..4096");
+  CHECK(with(R"([{"concurrency": 2.5, "factor": [3, 2]}])") ==
+        "cal.json: sharing.slowdown[0].concurrency: expected an integer, got number");
+  CHECK(with(R"([{"concurrency": 4, "factor": [3, 2]}, {"concurrency": 4, "factor": [3, 2]}])") ==
+        "cal.json: sharing.slowdown[1].concurrency: levels must be ascending and distinct");
+  CHECK(with(R"([{"concurrency": 8, "factor": [3, 2]}, {"concurrency": 4, "factor": [3, 2]}])") ==
+        "cal.json: sharing.slowdown[1].concurrency: levels must be ascending and distinct");
+  CHECK(with(R"([{"concurrency": 4}])") == "cal.json: sharing.slowdown[0].factor: missing");
+  CHECK(with(R"([{"concurrency": 4, "factor": [3, 2, 1]}])") ==
+        "cal.json: sharing.slowdown[0].factor: expected 2 factors (one per length), got 3");
+  CHECK(with(R"([{"concurrency": 4, "factor": 3}])") ==
+        "cal.json: sharing.slowdown[0].factor: expected 2 factors (one per length)");
+  CHECK(with(R"([{"concurrency": 4, "factor": [3, 0]}])") ==
+        "cal.json: sharing.slowdown[0].factor[1]: must be a positive number");
+  CHECK(with(R"([{"concurrency": 4, "factor": [-1, 2]}])") ==
+        "cal.json: sharing.slowdown[0].factor[0]: must be a positive number");
+  CHECK(with(R"([{"concurrency": 4, "factor": ["3", 2]}])") ==
+        "cal.json: sharing.slowdown[0].factor[0]: must be a positive number");
+}
+
 TEST_CASE("presets cite their source, state assumptions and parse as files") {
   REQUIRE(calibration_presets().size() >= 5);
   for (const Calibration& p : calibration_presets()) {
