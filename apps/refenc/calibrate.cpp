@@ -177,44 +177,89 @@ int run(const CalibrateOptions& o) {
                            c.per_audio_second_ms);
 
   if (!o.concurrency.empty()) {
-    // Throughput of k concurrent callers of batch 1 at the middle length, over one caller's.
-    const std::size_t mid = lengths.size() / 2;
-    auto throughput = [&](int k) {
+    // k concurrent callers of batch 1, each cycling through every length (caller i starts at length
+    // i mod N, so the lengths in flight stay evenly mixed): calls/s, and each length's mean latency.
+    // Rounds per caller shrink as k grows (k callers give k calls of each length per round), so the
+    // high levels stay short; every length still gets at least 2 x repeats calls per level.
+    const std::size_t nl = lengths.size();
+    auto rounds_at = [&](int k) { return std::max(1, (2 * o.repeats + k - 1) / k); };
+    struct Level {
+      double calls_per_s = 0;
+      std::vector<double> mean_ms;  ///< Per length.
+    };
+    auto measure = [&](int k) {
+      const int rounds = rounds_at(k);
+      std::vector<std::vector<std::vector<double>>> ms(static_cast<std::size_t>(k),
+                                                       std::vector<std::vector<double>>(nl));
       std::barrier start(k + 1);
       std::vector<std::thread> threads;
       for (int i = 0; i < k; ++i)
-        threads.emplace_back([&] {
+        threads.emplace_back([&, i] {
+          call(1, 0);  // this thread's warm-up, on the shortest length
           start.arrive_and_wait();
-          for (int r = 0; r < o.repeats; ++r) call(1, mid);
+          auto& mine = ms[static_cast<std::size_t>(i)];
+          for (std::size_t n = 0; n < static_cast<std::size_t>(rounds) * nl; ++n) {
+            const std::size_t l = (static_cast<std::size_t>(i) + n) % nl;
+            mine[l].push_back(call(1, l));
+          }
         });
       start.arrive_and_wait();
       auto t0 = Clock::now();
       for (auto& t : threads) t.join();
-      return k * o.repeats / std::chrono::duration<double>(Clock::now() - t0).count();
+      Level out;
+      out.calls_per_s = static_cast<double>(k) * rounds * static_cast<double>(nl) /
+                        std::chrono::duration<double>(Clock::now() - t0).count();
+      for (std::size_t l = 0; l < nl; ++l) {
+        double sum = 0;
+        std::size_t count = 0;
+        for (const auto& caller : ms) {
+          for (double x : caller[l]) sum += x;
+          count += caller[l].size();
+        }
+        out.mean_ms.push_back(sum / static_cast<double>(std::max<std::size_t>(1, count)));
+      }
+      return out;
     };
     std::vector<int> levels_k{1};
     for (int k : o.concurrency)
       if (k > 1) levels_k.push_back(k);
     std::sort(levels_k.begin(), levels_k.end());
     levels_k.erase(std::unique(levels_k.begin(), levels_k.end()), levels_k.end());
-    const double alone = throughput(1);
-    std::cout << fmt::format("  sharing at {:g} s, batch 1 ({:.2f} calls/s alone):", lengths[mid], alone);
+    std::vector<Level> measured;
+    std::cout << "  sharing, batch 1, lengths mixed" << std::flush;
     for (int k : levels_k) {
-      const double x = k == 1 ? alone : throughput(k);
-      c.sharing.capacity.emplace_back(k, k == 1 ? 1.0 : x / alone);
+      measured.push_back(measure(k));
+      const double x = measured.back().calls_per_s;
+      if (k == 1) std::cout << fmt::format(" ({:.2f} calls/s alone):", x);
+      c.sharing.capacity.emplace_back(k, k == 1 ? 1.0 : x / measured.front().calls_per_s);
       c.sharing.measured_concurrency = k;
       c.sharing.throughput_per_s = x;
       std::cout << fmt::format(" c{} {:.2f}x", k, c.sharing.capacity.back().second) << std::flush;
     }
     std::cout << '\n';
+    std::cout << fmt::format("  {:>6}", "load");
+    for (double l : lengths) std::cout << fmt::format(" {:>9}", fmt::format("{:g} s", l));
+    std::cout << "   (slowdown: mean latency under load / alone)\n";
+    for (std::size_t i = 0; i < levels_k.size(); ++i) {
+      profile::SlowdownLevel s{levels_k[i], {}};
+      std::cout << fmt::format("  {:>6}", fmt::format("c{}", s.concurrency));
+      for (std::size_t l = 0; l < nl; ++l) {
+        s.factor.push_back(std::max(1e-3, measured[i].mean_ms[l]) / c.time_ms[0][l]);
+        std::cout << fmt::format(" {:>9.2f}", s.factor.back());
+      }
+      std::cout << '\n';
+      c.sharing.slowdown.push_back(std::move(s));
+    }
     const double effective = c.sharing.capacity.back().second;
     c.sharing.streams = std::max(1, static_cast<int>(std::lround(effective)));
     c.sharing.stream_slowdown = c.sharing.streams / effective;
     c.assumptions.push_back(fmt::format(
-        "sharing: concurrent callers of batch 1 at {:g} s; capacity[k] = calls/s with k callers over calls/s with "
-        "one; the modelled device shares itself by that curve (processor sharing), batches included, and a batch's "
-        "work is its alone time from the grid",
-        lengths[mid]));
+        "sharing: k concurrent callers of batch 1, each cycling through every length (caller i starting at "
+        "length i mod {}), max(1, ceil(2 x {} / k)) rounds each after one warm-up call; capacity[k] = calls/s "
+        "with k callers over calls/s with one; slowdown[k][l] = mean latency of the length-l calls with k "
+        "callers over time_ms[0][l]; the modelled device runs a call of length L among n in flight at "
+        "1 / slowdown(n, L) of its alone speed (a batch: its longest reference, its alone time from the grid)",
+        nl, o.repeats));
   } else {
     c.assumptions.push_back("sharing not measured (no --concurrency): one stream, calls at their alone time");
   }
@@ -240,9 +285,12 @@ Registration reg{
       app.add_option("--threads", o->threads, "LibTorch intra-op threads (0: library default)");
       app.add_option("--batch-max", o->batch_max, "Largest batch (sizes 1, 2, 4, ... and this)")->capture_default_str();
       app.add_option("--lengths", o->lengths, "Reference lengths in seconds")->delimiter(',')->capture_default_str();
-      app.add_option("--repeats", o->repeats, "Timed calls per grid point")->capture_default_str();
+      app.add_option("--repeats", o->repeats,
+                     "Timed calls per grid point (the sharing run makes at least twice as many per length and level)")
+          ->capture_default_str();
       app.add_option("--concurrency", o->concurrency,
-                     "Concurrent callers for the sharing measurement, e.g. 2,4,8,16 (none: not measured)")
+                     "Concurrent callers for the sharing measurement (throughput and latency per length), "
+                     "e.g. 2,4,8,16 (none: not measured)")
           ->delimiter(',');
       app.add_option("--name", o->name, "Calibration name (default MODEL-SCALE-DEVICE)");
       app.add_option("--preset", o->preset, "Write this published preset instead of measuring");

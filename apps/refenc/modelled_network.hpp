@@ -1,7 +1,8 @@
 // ModelledNetwork: an encoder network that runs on a modelled device instead of LibTorch. A call costs
 // what the calibration's cost surface says for its batch size and longest clip, spent sleeping on the
 // calibration's device (a DeviceQueue: first come first served per stream; or a SharedDevice: calls
-// share it by the measured capacity curve), costing no host CPU, and returns artifacts of the family's
+// share it by the measured capacity curve, or by the measured slowdown per length when the calibration
+// has one), costing no host CPU, and returns artifacts of the family's
 // documented shapes and dtypes (values derived from the clip's samples, so equal clips give equal
 // artifacts and a batched artifact equals the single encode it replaces).
 //
@@ -24,13 +25,14 @@ namespace refenc {
 /// Where a modelled call's time is spent: exactly one of the two is set.
 struct ModelledDevice {
   std::shared_ptr<profile::DeviceQueue> queue;    ///< FCFS over streams; a call lasts device_seconds.
-  std::shared_ptr<profile::SharedDevice> shared;  ///< Processor sharing; a call is call_seconds of work.
+  std::shared_ptr<profile::SharedDevice> shared;  ///< Shared; a call is call_seconds of work at its longest length.
   /// Calls the device runs at once for M4b's matched batch workers: the streams, or the calibrating
   /// host's cores for a shared device (at least 1).
   int parallel = 1;
 };
 
-/// The device a calibration describes: shared when it has a capacity curve, else its streams.
+/// The device a calibration describes: shared when it has a capacity curve or a slowdown table, else
+/// its streams.
 ModelledDevice make_modelled_device(const profile::Calibration& calibration);
 
 /// The modelled network of family `model_name` (its artifact shapes at `options.scale`) over `surface`

@@ -55,6 +55,8 @@ check "calibrate exits 0" test $? -eq 0
 check "calibrate: grid of 2 batch sizes x 2 lengths" test "$(jq -c '[.batch_sizes, .lengths_s, (.time_ms | map(length))]' "$work/cal.json")" = '[[1,2],[1,2],[2,2]]'
 check "calibrate: context names host, CPU and LibTorch" test "$(jq -r '[.context.host, .context.device_name, .context.libtorch] | map(length > 0) | all' "$work/cal.json")" = true
 check "calibrate: capacity measured at 1 and 2" test "$(jq -c '.sharing.capacity | map(.[0])' "$work/cal.json")" = '[1,2]'
+check "calibrate: slowdown per length at 1 and 2" test "$(jq -c '.sharing.slowdown | map([.concurrency, (.factor | length)])' "$work/cal.json")" = '[[1,2],[2,2]]'
+check "calibrate prints the slowdown" grep -q '^      c2 ' "$work/calibrate.out"
 check "calibrate: peak RSS read" test "$(jq -r '.peak_memory.kind' "$work/cal.json")" = rss
 check "calibrate: no temp file left" test "$(find "$work" -name 'cal.json.*' | wc -l)" -eq 0
 error 2 "calibrate: unknown preset" calibrate --preset nope --out "$work/x.json"

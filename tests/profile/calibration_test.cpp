@@ -182,6 +182,140 @@ TEST_CASE("a calibration's capacity curve is read and checked") {
         "from 1, effective > 0");
 }
 
+TEST_CASE("a calibration's slowdown table round-trips and is optional") {
+  TempDir dir;
+  Calibration c = grid();
+  c.sharing.capacity = {{1, 1.0}, {4, 1.7}};
+  c.sharing.slowdown = {{1, {1.0, 1.1}}, {4, {3.5, 2.25}}};
+  const std::string path = (dir.path / "cal.json").string();
+  save_calibration(c, path);
+  Calibration back = load_calibration(path);
+  CHECK(back.sharing.slowdown == c.sharing.slowdown);
+  CHECK(back.sharing.capacity == c.sharing.capacity);
+  CHECK(calibration_to_json(c)["sharing"]["slowdown"][1] ==
+        json::parse(R"({"concurrency": 4, "factor": [3.5, 2.25]})"));
+  // Files without it (older files, presets) read as before, and are written without the key.
+  json old = calibration_to_json(grid());
+  CHECK_FALSE(old["sharing"].contains("slowdown"));
+  CHECK(old["schema_version"] == 1);
+  CHECK(parse_calibration(old, "cal.json").sharing.slowdown.empty());
+  for (const Calibration& p : calibration_presets()) CHECK(p.sharing.slowdown.empty());
+}
+
+TEST_CASE("slowdown errors name the level and the field") {
+  Calibration c = grid();  // lengths_s {2, 4}
+  c.sharing.slowdown = {{1, {1.0, 1.0}}, {4, {3.0, 2.0}}};
+  const json j = calibration_to_json(c);
+  CHECK(parse_error(j) == "no error");
+  auto with = [&](const char* slowdown) {
+    json k = j;
+    k["sharing"]["slowdown"] = json::parse(slowdown);
+    return parse_error(k);
+  };
+  CHECK(with("[]") == "no error");
+  CHECK(with("{}") == "cal.json: sharing.slowdown: expected an array, got object");
+  CHECK(with("[[4, [3, 2]]]") ==
+        "cal.json: sharing.slowdown[0]: expected an object {\"concurrency\": k, \"factor\": [...]}");
+  CHECK(with(R"([{"factor": [3, 2]}])") == "cal.json: sharing.slowdown[0].concurrency: missing");
+  CHECK(with(R"([{"concurrency": 0, "factor": [3, 2]}])") ==
+        "cal.json: sharing.slowdown[0].concurrency: must be 1..4096");
+  CHECK(with(R"([{"concurrency": 2.5, "factor": [3, 2]}])") ==
+        "cal.json: sharing.slowdown[0].concurrency: expected an integer, got number");
+  CHECK(with(R"([{"concurrency": 4, "factor": [3, 2]}, {"concurrency": 4, "factor": [3, 2]}])") ==
+        "cal.json: sharing.slowdown[1].concurrency: levels must be ascending and distinct");
+  CHECK(with(R"([{"concurrency": 8, "factor": [3, 2]}, {"concurrency": 4, "factor": [3, 2]}])") ==
+        "cal.json: sharing.slowdown[1].concurrency: levels must be ascending and distinct");
+  CHECK(with(R"([{"concurrency": 4}])") == "cal.json: sharing.slowdown[0].factor: missing");
+  CHECK(with(R"([{"concurrency": 4, "factor": [3, 2, 1]}])") ==
+        "cal.json: sharing.slowdown[0].factor: expected 2 factors (one per length), got 3");
+  CHECK(with(R"([{"concurrency": 4, "factor": 3}])") ==
+        "cal.json: sharing.slowdown[0].factor: expected 2 factors (one per length)");
+  CHECK(with(R"([{"concurrency": 4, "factor": [3, 0]}])") ==
+        "cal.json: sharing.slowdown[0].factor[1]: must be a positive number");
+  CHECK(with(R"([{"concurrency": 4, "factor": [-1, 2]}])") ==
+        "cal.json: sharing.slowdown[0].factor[0]: must be a positive number");
+  CHECK(with(R"([{"concurrency": 4, "factor": ["3", 2]}])") ==
+        "cal.json: sharing.slowdown[0].factor[0]: must be a positive number");
+}
+
+TEST_CASE("the shared device's slowdown table interpolates in concurrency and length") {
+  // Lengths 2 s and 4 s; measured at 4 and 8 calls in flight ((1, [1, 1]) implied).
+  SharedDevice cpu({{4, 2.0}}, {2, 4}, {{4, {4.0, 2.0}}, {8, {8.0, 3.0}}});
+  CHECK(cpu.slowdown(4, 2) == Approx(4.0));
+  CHECK(cpu.slowdown(4, 4) == Approx(2.0));
+  CHECK(cpu.slowdown(4, 3) == Approx(3.0));   // linear in length
+  CHECK(cpu.slowdown(4, 1) == Approx(4.0));   // clamped below the lengths
+  CHECK(cpu.slowdown(4, 10) == Approx(2.0));  // and above
+  CHECK(cpu.slowdown(6, 2) == Approx(6.0));   // linear in n between levels
+  CHECK(cpu.slowdown(6, 3) == Approx(4.25));  // both: halfway between 3.0 (c4) and 5.5 (c8)
+  CHECK(cpu.slowdown(1, 2) == Approx(1.0));   // alone: 1 (not measured)
+  CHECK(cpu.slowdown(0, 2) == Approx(1.0));
+  CHECK(cpu.slowdown(2, 2) == Approx(2.0));   // between the implied (1, 1) and c4's 4
+  CHECK(cpu.slowdown(32, 2) == Approx(8.0));  // flat beyond the last level
+  CHECK(cpu.speed(4, 2) == Approx(0.25));
+  CHECK(cpu.speed(8, 4) == Approx(1 / 3.0));
+  // A measured level 1 is used as measured.
+  SharedDevice measured_alone({}, {2, 4}, {{1, {1.2, 1.1}}, {4, {4.0, 2.0}}});
+  CHECK(measured_alone.slowdown(1, 2) == Approx(1.2));
+  CHECK(measured_alone.speed(1, 4) == Approx(1 / 1.1));
+  // One length: the same factor at every length.
+  SharedDevice one_length({}, {5}, {{4, {3.0}}});
+  CHECK(one_length.slowdown(4, 1) == Approx(3.0));
+  CHECK(one_length.slowdown(4, 50) == Approx(3.0));
+}
+
+TEST_CASE("without a slowdown table the shared device shares by its capacity curve, whatever the length") {
+  const std::vector<std::pair<int, double>> curve{{2, 1.6}, {8, 2.0}};
+  SharedDevice plain(curve);
+  SharedDevice with_lengths(curve, {2, 4}, {});
+  SharedDevice mismatched(curve, {2, 4}, {{4, {3.0}}});  // a level of the wrong width is not used
+  for (int n : {1, 2, 5, 16})
+    for (double length : {0.0, 1.0, 3.0, 100.0}) {
+      CHECK(plain.speed(n, length) == Approx(plain.speed(n)));
+      CHECK(with_lengths.speed(n, length) == Approx(plain.speed(n)));
+      CHECK(mismatched.speed(n, length) == Approx(plain.speed(n)));
+      CHECK(plain.slowdown(n, length) == 1);
+    }
+}
+
+TEST_CASE("with k calls in flight, a call lasts its alone time times its length's slowdown") {
+  // Four calls of the same length start together and stay in flight together (equal work, equal
+  // speed), so each should last alone x slowdown(4, L). Short calls are slowed 6x, long ones 1.5x, the
+  // way fixed per-call costs dominate under contention; the capacity curve alone (2 calls' worth of
+  // work from 4) would slow both 2x. Times are only bounded below (the device never finishes early);
+  // the length dependence is checked as a ratio, which oversleeping on a busy host only widens.
+  constexpr int k = 4;
+  auto mean_ratio = [&](SharedDevice& cpu, double alone, double length) {
+    std::barrier start(k);
+    std::vector<double> elapsed(k);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < k; ++i)
+      threads.emplace_back([&, i] {
+        start.arrive_and_wait();
+        elapsed[static_cast<std::size_t>(i)] = cpu.run(alone, length);
+      });
+    for (auto& t : threads) t.join();
+    double sum = 0;
+    for (double e : elapsed) sum += e;
+    return sum / k / alone;
+  };
+  const double short_alone = 0.040, long_alone = 0.160;  // 1 s and 4 s references
+  SharedDevice loaded({{k, 2.0}}, {1, 4}, {{k, {6.0, 1.5}}});
+  const double short_ratio = mean_ratio(loaded, short_alone, 1);
+  const double long_ratio = mean_ratio(loaded, long_alone, 4);
+  INFO("slowdown: 1 s calls " << short_ratio << "x, 4 s calls " << long_ratio << "x");
+  CHECK(short_ratio > 0.8 * 6.0);
+  CHECK(long_ratio > 0.8 * 1.5);
+  CHECK(short_ratio > 2.5 * long_ratio);  // 4x in the model
+  SharedDevice shared({{k, 2.0}}, {1, 4}, {});
+  const double short_shared = mean_ratio(shared, short_alone, 1);
+  const double long_shared = mean_ratio(shared, long_alone, 4);
+  INFO("capacity only: 1 s calls " << short_shared << "x, 4 s calls " << long_shared << "x");
+  CHECK(short_shared > 0.8 * 2.0);
+  CHECK(long_shared > 0.8 * 2.0);
+  CHECK(loaded.calls() == 2 * k);
+}
+
 TEST_CASE("presets cite their source, state assumptions and parse as files") {
   REQUIRE(calibration_presets().size() >= 5);
   for (const Calibration& p : calibration_presets()) {

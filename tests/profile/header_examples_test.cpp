@@ -614,5 +614,8 @@ TEST_CASE("header examples: calibration and modelled devices") {
     double speed = cpu.speed(4);      // effective(4) / 4: each of 4 calls' share
     CHECK(elapsed > 0);
     CHECK(speed == Approx(0.475 * 1.0).epsilon(0.2));
+    refenc::profile::SharedDevice loaded({}, {3, 12}, {{8, {3.0, 1.5}}});
+    double rate = loaded.speed(8, 3);  // 1 / 3: a 3 s call among 8 lasts 3x its alone time
+    CHECK(rate == Approx(1 / 3.0));
   }
 }

@@ -21,6 +21,38 @@ std::string Calibration::evidence_grade() const {
   return "modelled device (calibration " + file + ", " + where + ", " + dev + ")";
 }
 
+namespace {
+
+/// sharing.slowdown (optional): read after lengths_s, whose count each level's factors must match.
+void read_slowdown(const JsonFields& in, const json& sharing, Calibration& c) {
+  const json& levels = in.arr(sharing, "sharing", "slowdown");
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    const std::string where = JsonFields::idx("sharing.slowdown", i);
+    const json& level = levels[i];
+    if (!level.is_object()) in.fail(where, "expected an object {\"concurrency\": k, \"factor\": [...]}");
+    SlowdownLevel s;
+    const std::int64_t k = in.integer(level, where, "concurrency", 0, true);
+    if (k < 1 || k > 4096) in.fail(where + ".concurrency", "must be 1..4096");
+    s.concurrency = static_cast<int>(k);
+    if (i > 0 && s.concurrency <= c.sharing.slowdown.back().concurrency)
+      in.fail(where + ".concurrency", "levels must be ascending and distinct");
+    const json* f = in.find(level, "factor");
+    if (!f) in.fail(where + ".factor", "missing");
+    if (!f->is_array() || f->size() != c.lengths_s.size())
+      in.fail(where + ".factor", "expected " + std::to_string(c.lengths_s.size()) + " factors (one per length)" +
+                                     (f->is_array() ? ", got " + std::to_string(f->size()) : ""));
+    for (std::size_t l = 0; l < f->size(); ++l) {
+      const json& x = (*f)[l];
+      if (!x.is_number() || !(x.get<double>() > 0) || !std::isfinite(x.get<double>()))
+        in.fail(JsonFields::idx(where + ".factor", l), "must be a positive number");
+      s.factor.push_back(x.get<double>());
+    }
+    c.sharing.slowdown.push_back(std::move(s));
+  }
+}
+
+}  // namespace
+
 std::pair<double, double> fit_line(const std::vector<double>& x, const std::vector<double>& y) {
   const std::size_t n = std::min(x.size(), y.size());
   if (n == 0) return {0, 0};
@@ -36,35 +68,41 @@ std::pair<double, double> fit_line(const std::vector<double>& x, const std::vect
 
 json calibration_to_json(const Calibration& c) {
   const CalibrationContext& x = c.context;
-  return json{{"schema_version", c.schema_version},
-              {"kind", "refenc-calibration"},
-              {"name", c.name},
-              {"model", c.model},
-              {"origin", c.origin},
-              {"source", c.source},
-              {"assumptions", c.assumptions},
-              {"context",
-               {{"host", x.host},
-                {"device", x.device},
-                {"device_name", x.device_name},
-                {"libtorch", x.libtorch},
-                {"module_sha256", x.module_sha256},
-                {"scale", x.scale},
-                {"threads", x.threads},
-                {"cores", x.cores},
-                {"date_utc", x.date_utc}}},
-              {"sharing",
-               {{"streams", c.sharing.streams},
-                {"stream_slowdown", c.sharing.stream_slowdown},
-                {"measured_concurrency", c.sharing.measured_concurrency},
-                {"throughput_per_s", c.sharing.throughput_per_s},
-                {"capacity", c.sharing.capacity}}},
-              {"batch_sizes", c.batch_sizes},
-              {"lengths_s", c.lengths_s},
-              {"time_ms", c.time_ms},
-              {"overhead_ms", c.overhead_ms},
-              {"per_audio_second_ms", c.per_audio_second_ms},
-              {"peak_memory", {{"bytes", c.peak_memory_bytes}, {"kind", c.peak_memory_kind}}}};
+  json out{{"schema_version", c.schema_version},
+           {"kind", "refenc-calibration"},
+           {"name", c.name},
+           {"model", c.model},
+           {"origin", c.origin},
+           {"source", c.source},
+           {"assumptions", c.assumptions},
+           {"context",
+            {{"host", x.host},
+             {"device", x.device},
+             {"device_name", x.device_name},
+             {"libtorch", x.libtorch},
+             {"module_sha256", x.module_sha256},
+             {"scale", x.scale},
+             {"threads", x.threads},
+             {"cores", x.cores},
+             {"date_utc", x.date_utc}}},
+           {"sharing",
+            {{"streams", c.sharing.streams},
+             {"stream_slowdown", c.sharing.stream_slowdown},
+             {"measured_concurrency", c.sharing.measured_concurrency},
+             {"throughput_per_s", c.sharing.throughput_per_s},
+             {"capacity", c.sharing.capacity}}},
+           {"batch_sizes", c.batch_sizes},
+           {"lengths_s", c.lengths_s},
+           {"time_ms", c.time_ms},
+           {"overhead_ms", c.overhead_ms},
+           {"per_audio_second_ms", c.per_audio_second_ms},
+           {"peak_memory", {{"bytes", c.peak_memory_bytes}, {"kind", c.peak_memory_kind}}}};
+  if (!c.sharing.slowdown.empty()) {
+    json& levels = out["sharing"]["slowdown"] = json::array();
+    for (const SlowdownLevel& s : c.sharing.slowdown)
+      levels.push_back({{"concurrency", s.concurrency}, {"factor", s.factor}});
+  }
+  return out;
 }
 
 Calibration parse_calibration(const json& j, const std::string& path) {
@@ -145,6 +183,7 @@ Calibration parse_calibration(const json& j, const std::string& path) {
     }
     c.time_ms.push_back(std::move(row));
   }
+  read_slowdown(in, s, c);
   c.overhead_ms = in.num(j, "", "overhead_ms");
   c.per_audio_second_ms = in.num(j, "", "per_audio_second_ms");
   const json& pm = in.obj(j, "", "peak_memory");

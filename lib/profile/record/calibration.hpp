@@ -34,10 +34,20 @@ struct CalibrationContext {
   std::string date_utc;       ///< ISO 8601.
 };
 
+/// Latency under load at one concurrency: with `concurrency` callers of batch 1 cycling through every
+/// length, a call of lengths_s[l] lasted factor[l] times its alone time (time_ms[0][l]), on average.
+struct SlowdownLevel {
+  int concurrency = 1;
+  std::vector<double> factor;  ///< One per length (aligned with Calibration::lengths_s), each > 0.
+
+  bool operator==(const SlowdownLevel&) const = default;
+};
+
 /// How calls share the device. Without a capacity curve: `streams` calls run at once, first come
 /// first served, each lasting the surface's time times `stream_slowdown` (a GPU: one stream). With
 /// one: every call in flight shares the device (a CPU's cores), n calls together completing
-/// effective(n) lone calls' worth of work (processor sharing, SharedDevice).
+/// effective(n) lone calls' worth of work (processor sharing, SharedDevice); with a `slowdown` table
+/// as well, a call of length L among n in flight lasts its alone time times slowdown(n, L) instead.
 struct CalibrationSharing {
   int streams = 1;               ///< Calls running at once (a GPU stream: 1).
   double stream_slowdown = 1;    ///< Factor on each call's time while it shares the device (>= 1 typical).
@@ -46,6 +56,9 @@ struct CalibrationSharing {
   /// Measured (concurrency, effective) points: calls per second at that concurrency over calls per
   /// second alone. Empty: first come first served over `streams`.
   std::vector<std::pair<int, double>> capacity;
+  /// Measured latency under load per length, concurrency ascending and distinct (optional; empty for
+  /// presets and files written before it was measured).
+  std::vector<SlowdownLevel> slowdown;
 };
 
 struct Calibration {
