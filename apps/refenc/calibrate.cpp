@@ -180,9 +180,10 @@ int run(const CalibrateOptions& o) {
     // k concurrent callers of batch 1, each cycling through every length (caller i starts at length
     // i mod N, so the lengths in flight stay evenly mixed): calls/s, and each length's mean latency.
     // Rounds per caller shrink as k grows (k callers give k calls of each length per round), so the
-    // high levels stay short; every length still gets at least 2 x repeats calls per level.
+    // high levels stay short; every length still gets at least 8 x repeats calls per level (means of a noisy
+    // shared CPU need them), and every caller at least 2 rounds.
     const std::size_t nl = lengths.size();
-    auto rounds_at = [&](int k) { return std::max(1, (2 * o.repeats + k - 1) / k); };
+    auto rounds_at = [&](int k) { return std::max(2, (8 * o.repeats + k - 1) / k); };
     struct Level {
       double calls_per_s = 0;
       std::vector<double> mean_ms;  ///< Per length.
@@ -255,7 +256,7 @@ int run(const CalibrateOptions& o) {
     c.sharing.stream_slowdown = c.sharing.streams / effective;
     c.assumptions.push_back(fmt::format(
         "sharing: k concurrent callers of batch 1, each cycling through every length (caller i starting at "
-        "length i mod {}), max(1, ceil(2 x {} / k)) rounds each after one warm-up call; capacity[k] = calls/s "
+        "length i mod {}), max(2, ceil(8 x {} / k)) rounds each after one warm-up call; capacity[k] = calls/s "
         "with k callers over calls/s with one; slowdown[k][l] = mean latency of the length-l calls with k "
         "callers over time_ms[0][l]; the modelled device runs a call of length L among n in flight at "
         "1 / slowdown(n, L) of its alone speed (a batch: its longest reference, its alone time from the grid)",
@@ -286,7 +287,7 @@ Registration reg{
       app.add_option("--batch-max", o->batch_max, "Largest batch (sizes 1, 2, 4, ... and this)")->capture_default_str();
       app.add_option("--lengths", o->lengths, "Reference lengths in seconds")->delimiter(',')->capture_default_str();
       app.add_option("--repeats", o->repeats,
-                     "Timed calls per grid point (the sharing run makes at least twice as many per length and level)")
+                     "Timed calls per grid point (the sharing run makes at least 8x as many per length and level)")
           ->capture_default_str();
       app.add_option("--concurrency", o->concurrency,
                      "Concurrent callers for the sharing measurement (throughput and latency per length), "

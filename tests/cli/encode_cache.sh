@@ -15,20 +15,7 @@ trap 'rm -rf "$work"' EXIT
 export REFENC_CACHE_DIR="$work/cache"
 export HOME="$work/home"  # a fallback to the home cache would show up here
 unset XDG_CACHE_HOME
-passed=0
-failed=0
-
-check() {  # check NAME CONDITION-COMMAND...
-  local name=$1
-  shift
-  if "$@"; then
-    passed=$((passed + 1))
-    printf 'ok   %s\n' "$name"
-  else
-    failed=$((failed + 1))
-    printf 'FAIL %s\n' "$name"
-  fi
-}
+. "$(dirname "$0")/lib.sh"
 
 from() { sed -n 's/^request 1  from \([a-z]*\).*/\1/p' "$1"; }
 
@@ -113,5 +100,4 @@ check "voice add past the cap: exit 2, one line, nothing on stdout" \
 check "cap message" grep -qx 'refenc: error: voice cap reached: 1 registered voices (max_voices 1)' "$work/err"
 check "nothing written under \$HOME" [ ! -e "$work/home" ]
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish

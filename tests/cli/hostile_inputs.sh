@@ -10,8 +10,7 @@ refenc=${1:?usage: hostile_inputs.sh REFENC}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export REFENC_CACHE_DIR="$work/cache"
-passed=0
-failed=0
+. "$(dirname "$0")/lib.sh"
 max_rss_kb=0
 
 # expect CODE NAME ARGS...: runs refenc, checks exit code, one stderr line, empty stdout, peak RSS.
@@ -176,5 +175,4 @@ if ((max_rss_kb > 400000)); then
   echo "FAIL peak RSS $max_rss_kb KB > 400000 KB"
   failed=$((failed + 1))
 fi
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish

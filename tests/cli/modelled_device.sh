@@ -12,20 +12,7 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export REFENC_CACHE_DIR="$work/cache"
-passed=0
-failed=0
-
-check() {  # check NAME CONDITION-COMMAND...
-  local name=$1
-  shift
-  if "$@"; then
-    passed=$((passed + 1))
-    printf 'ok   %s\n' "$name"
-  else
-    failed=$((failed + 1))
-    printf 'FAIL %s\n' "$name"
-  fi
-}
+. "$(dirname "$0")/lib.sh"
 
 # error CODE NAME ARGS...: exit CODE and exactly one "refenc: error:" line on stderr.
 error() {
@@ -87,5 +74,4 @@ check "artifact shapes as the real encoder's: stored bytes > 0" test "$(jq -s 'm
 jq 'del(.models[0].encoder.calibration)' "$work/modelled.json" >"$work/no-cal.json"
 error 2 "manifest: modelled without a calibration" profile "$work/no-cal.json" --out "$work/run2"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -13,19 +13,7 @@ command -v redis-server >/dev/null || command -v redis-check-rdb >/dev/null ||
 clips=$(cd "$(dirname "$0")/../../workloads/clips" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-check() {  # check NAME CONDITION-COMMAND...
-  local name=$1
-  shift
-  if "$@"; then
-    passed=$((passed + 1))
-    echo "ok   $name"
-  else
-    failed=$((failed + 1))
-    echo "FAIL $name"
-  fi
-}
+. "$(dirname "$0")/lib.sh"
 # manifest FILE SHARED [EXTRA-MODEL-JSON]: one tiny Fish model (and EXTRA), a cold cell and a warm-shared one.
 manifest() {
   python3 - "$1" "$2" "$clips" "${3:-}" <<'PY'
@@ -135,5 +123,4 @@ manifest "$work/pw.json" "redis://u:secret@127.0.0.1:1"
 check "a password in the manifest is refused" grep -q "cache.shared: no password in a manifest" "$work/pw.err"
 check "and not printed" bash -c "! grep -q secret '$work/pw.err'"
 sed 's/^/     | /' "$work/fail.err" "$work/bad.err" "$work/pw.err"
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish

@@ -32,19 +32,7 @@ start_redis() {
   exit 1
 }
 url="redis://127.0.0.1:$port"
-passed=0
-failed=0
-check() {  # check NAME CONDITION-COMMAND...
-  local name=$1
-  shift
-  if "$@"; then
-    passed=$((passed + 1))
-    echo "ok   $name"
-  else
-    failed=$((failed + 1))
-    echo "FAIL $name"
-  fi
-}
+. "$(dirname "$0")/lib.sh"
 
 python3 - "$work" <<'PY'
 import math, random, struct, sys, wave
@@ -126,5 +114,4 @@ check "and from B's disk" bash -c "[ -z \"\$(ls -A '$work/host-b/voices/v1/fish-
 
 stop_redis
 check "nothing listens after" bash -c "! redis-cli -p $port ping >/dev/null 2>&1"
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish
