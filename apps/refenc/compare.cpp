@@ -91,10 +91,10 @@ refenc::cli::Registration reg{
           "also by at least --min-change-ms) and more than the metric's noise floor (the largest of: the group's A/A "
           "spread in any run; the --floor-confidence prediction bound of one A/A pair pooled over every group of "
           "the phase, scaled to the runs a side; the between-run spread of a side with two runs or more), with a 95% "
-          "bootstrap interval that "
-          "excludes no change, and, with --min-runs runs on each side, a one-sided Mann-Whitney U test over "
-          "per-run figures at --alpha. A group with a cell that stayed contaminated (a busy machine) decides "
-          "nothing unless --judge-contaminated. Exit codes: 0 none; 10 regression; 2-7 errors.");
+          "bootstrap interval that excludes no change, and, with --min-runs runs on each side, a one-sided "
+          "Mann-Whitney U test over per-run figures at --alpha. A group with a cell that stayed contaminated (a "
+          "busy machine) decides nothing unless --judge-contaminated. Exit codes: 0 none; 10 regression; 2-7 "
+          "errors.");
       return [o] { return run(*o); };
     }};
 

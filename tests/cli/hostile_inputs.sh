@@ -128,6 +128,7 @@ baseline="$(dirname "$0")/../../reports/baseline"
 expect 2 "compare: both argument forms" compare "$baseline" "$baseline" --baseline "$baseline"
 expect 2 "compare: no current run" compare --baseline "$baseline"
 expect 2 "compare: min-runs below 2" compare "$baseline" "$baseline" --min-runs 1
+expect 2 "compare: floor confidence outside (0, 1)" compare "$baseline" "$baseline" --floor-confidence 1
 expect 2 "compare: a current run missing" compare --baseline "$baseline" --current "$work/absent-run"
 
 # A run that lost a profiled concurrency level of an eligible model: MISSING_ARM (exit 12) naming the
