@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "core/error.hpp"
+#include "manifest_error.hpp"
 #include "profile/record/record_json.hpp"
 #include "profile/record/run_folder.hpp"
 #include "profile/render/html_report.hpp"
@@ -42,15 +43,7 @@ json with_capacity(json capacity) {
   return j;
 }
 
-std::string error_of(const json& j) {
-  try {
-    parse_manifest(j, kManifestPath);
-  } catch (const refenc::Error& e) {
-    CHECK(e.kind() == refenc::ErrorKind::bad_input);
-    return e.what();
-  }
-  return "no error";
-}
+std::string error_of(const json& j) { return testing::manifest_error(j, kManifestPath); }
 
 /// A step whose n requests all take `ttfa_s`.
 SweepStep flat(double rate, double ttfa_s, int n = 20) { return {rate, std::vector<double>(n, ttfa_s)}; }

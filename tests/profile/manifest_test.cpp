@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "core/error.hpp"
+#include "manifest_error.hpp"
 #include "profile/run/manifest.hpp"
 #include "profile/run/reference_set.hpp"
 
@@ -24,15 +25,7 @@ json valid() {
   })");
 }
 
-std::string error_of(const json& j) {
-  try {
-    parse_manifest(j, kManifestPath);
-  } catch (const refenc::Error& e) {
-    CHECK(e.kind() == refenc::ErrorKind::bad_input);
-    return e.what();
-  }
-  return "no error";
-}
+std::string error_of(const json& j) { return testing::manifest_error(j, kManifestPath); }
 
 }  // namespace
 

@@ -17,6 +17,7 @@
 
 #include "core/error.hpp"
 #include "fake_backend.hpp"
+#include "manifest_error.hpp"
 #include "profile/record/record_json.hpp"
 #include "profile/record/run_folder.hpp"
 #include "profile/record/schema_validator.hpp"
@@ -51,15 +52,7 @@ json shared_manifest() {
   })");
 }
 
-std::string error_of(const json& j) {
-  try {
-    parse_manifest(j, kPath);
-  } catch (const refenc::Error& e) {
-    CHECK(e.kind() == refenc::ErrorKind::bad_input);
-    return e.what();
-  }
-  return "no error";
-}
+std::string error_of(const json& j) { return testing::manifest_error(j, kPath); }
 
 /// A stand-in for the Redis tier: one store per key prefix, shared by every service of that prefix;
 /// counts shared hits and misses and answers lookups as shared.

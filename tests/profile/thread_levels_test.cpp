@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "fake_backend.hpp"
+#include "manifest_error.hpp"
 #include "profile/record/record_json.hpp"
 #include "profile/record/run_folder.hpp"
 #include "profile/record/schema_validator.hpp"
@@ -37,15 +38,7 @@ json threads_manifest() {
   })");
 }
 
-std::string error_of(const json& j) {
-  try {
-    parse_manifest(j, kPath);
-  } catch (const refenc::Error& e) {
-    CHECK(e.kind() == refenc::ErrorKind::bad_input);
-    return e.what();
-  }
-  return "no error";
-}
+std::string error_of(const json& j) { return testing::manifest_error(j, kPath); }
 
 /// FakeBackend that can set its (pretend) intra-op threads and reports them.
 class ThreadedFakeBackend : public FakeBackend {
