@@ -64,6 +64,7 @@ CompareResult compare_run_sets(const std::vector<const RunRecord*>& baseline,
   BootstrapOptions bo{options.resamples, options.seed, 0.95};
   const bool test = static_cast<int>(baseline.size()) >= options.min_runs_for_test &&
                     static_cast<int>(current.size()) >= options.min_runs_for_test;
+  const AaEvidence aa = aa_evidence(baseline, current);
   for (const auto& [label, cs] : cur) {
     const CellGroup& c = cs.pooled;
     auto bit = base.find(label);
@@ -79,8 +80,7 @@ CompareResult compare_run_sets(const std::vector<const RunRecord*>& baseline,
     auto judge = [&](MetricChange& mc, double worse) {
       for (const CellGroup* g : bit->second.per_run) mc.baseline_runs.push_back(run_value(*g, mc.metric));
       for (const CellGroup* g : cs.per_run) mc.current_runs.push_back(run_value(*g, mc.metric));
-      NoiseFloor f =
-          noise_floor(c.key, mc.metric, baseline, current, mc.baseline_runs, mc.current_runs, options.floor_confidence);
+      NoiseFloor f = noise_floor(c.key, mc.metric, aa, mc.baseline_runs, mc.current_runs, options.floor_confidence);
       mc.noise_floor = f.value;
       mc.noise_source = f.source;
       if (test) {

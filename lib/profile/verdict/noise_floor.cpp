@@ -31,17 +31,30 @@ double pooled_aa_bound(const std::vector<double>& log_ratios, int baseline_runs,
   return std::expm1(t * sigma * runs);
 }
 
+AaEvidence aa_evidence(const std::vector<const RunRecord*>& baseline, const std::vector<const RunRecord*>& current) {
+  AaEvidence out;
+  out.baseline_runs = static_cast<int>(baseline.size());
+  out.current_runs = static_cast<int>(current.size());
+  for (const auto* side : {&baseline, &current})
+    for (const RunRecord* run : *side) out.runs.push_back(aa_spread(*run));
+  return out;
+}
+
 NoiseFloor noise_floor(const GroupKey& group, CompareMetric metric, const std::vector<const RunRecord*>& baseline,
                        const std::vector<const RunRecord*>& current, const std::vector<double>& baseline_values,
                        const std::vector<double>& current_values, double confidence) {
+  return noise_floor(group, metric, aa_evidence(baseline, current), baseline_values, current_values, confidence);
+}
+
+NoiseFloor noise_floor(const GroupKey& group, CompareMetric metric, const AaEvidence& evidence,
+                       const std::vector<double>& baseline_values, const std::vector<double>& current_values,
+                       double confidence) {
   const std::string name(to_string(metric));
   double aa = 0;
   std::size_t pairs = 0;
   bool borrowed = false;
   std::vector<double> pooled;  // every pair of this phase and metric
-  std::vector<std::vector<AaSpread>> spreads;
-  for (const auto* side : {&baseline, &current})
-    for (const RunRecord* run : *side) spreads.push_back(aa_spread(*run));
+  const auto& spreads = evidence.runs;
   for (const auto& run : spreads)
     for (const AaSpread& s : run)
       if (s.metric == name && s.group.phase == group.phase)
@@ -62,8 +75,7 @@ NoiseFloor noise_floor(const GroupKey& group, CompareMetric metric, const std::v
     scan(false);
     borrowed = pairs > 0;
   }
-  const double bound =
-      pooled_aa_bound(pooled, static_cast<int>(baseline.size()), static_cast<int>(current.size()), confidence);
+  const double bound = pooled_aa_bound(pooled, evidence.baseline_runs, evidence.current_runs, confidence);
   const double between = std::max(between_run_spread(baseline_values), between_run_spread(current_values));
   NoiseFloor f;
   f.value = std::max({aa, bound, between});

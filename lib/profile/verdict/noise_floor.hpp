@@ -28,8 +28,19 @@ struct NoiseFloor {
   std::string source;  ///< "none (...)" when no run has A/A twins and each side has one run.
 };
 
-/// The floor of `metric` in `group`, given both sides' runs and the metric per run; `confidence` is
-/// the pooled A/A bound's two-sided level.
+/// The A/A spread of every run on both sides (aa_spread.hpp), computed once per comparison.
+struct AaEvidence {
+  std::vector<std::vector<AaSpread>> runs;  ///< Baseline runs first, then current runs.
+  int baseline_runs = 0, current_runs = 0;
+};
+AaEvidence aa_evidence(const std::vector<const RunRecord*>& baseline, const std::vector<const RunRecord*>& current);
+
+/// The floor of `metric` in `group`, given both sides' A/A evidence and the metric per run;
+/// `confidence` is the pooled A/A bound's two-sided level.
+NoiseFloor noise_floor(const GroupKey& group, CompareMetric metric, const AaEvidence& aa,
+                       const std::vector<double>& baseline_values, const std::vector<double>& current_values,
+                       double confidence = 0.99);
+/// The same from the runs themselves (computes their A/A evidence).
 NoiseFloor noise_floor(const GroupKey& group, CompareMetric metric, const std::vector<const RunRecord*>& baseline,
                        const std::vector<const RunRecord*>& current, const std::vector<double>& baseline_values,
                        const std::vector<double>& current_values, double confidence = 0.99);
