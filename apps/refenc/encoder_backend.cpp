@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "encoder_backend.hpp"
+#include "encoders/cpu_tensor_memory.hpp"
 #include "encoders/encoder_hook.hpp"
 #include "encoders/network.hpp"
 #include "modelled_network.hpp"
@@ -89,7 +90,7 @@ class EncoderBackend final : public ModelBackend {
   int device_streams() const override { return streams_; }
   bool set_intra_op_threads(int threads) override {
     if (streams_ > 0) return false;  // a modelled device has no intra-op threads
-    set_torch_intra_op_threads(threads);
+    encoders::set_torch_threads(threads);
     return true;
   }
 

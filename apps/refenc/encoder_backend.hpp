@@ -37,10 +37,8 @@ void validate_shared_cache(const Manifest& manifest);
 /// and dtype it has; throws Error(bad_input) naming the manifest and the field otherwise.
 void validate_encoder_models(const Manifest& manifest);
 
-/// LibTorch's version, BLAS, intra-op threads and parallel info (torch_info.cpp), for the run context.
+/// LibTorch's version, BLAS, intra-op and BLAS threads, tensor block cache and parallel info
+/// (torch_info.cpp), for the run context.
 LibraryContext torch_library_context();
-
-/// Sets LibTorch's intra-op threads for the whole process (torch_info.cpp): threads as a profiled dimension.
-void set_torch_intra_op_threads(int threads);
 
 }  // namespace refenc::profile

@@ -1,10 +1,11 @@
-// LibTorch's version and thread settings for a profile run's context (the one LibTorch include of the CLI's
-// profile path).
+// LibTorch's version, thread and memory settings for a profile run's context (the one LibTorch include of
+// the CLI's profile path).
 #include <ATen/Parallel.h>
 #include <ATen/Version.h>
 #include <torch/version.h>
 
 #include "encoder_backend.hpp"
+#include "encoders/cpu_tensor_memory.hpp"
 
 namespace refenc::profile {
 
@@ -22,9 +23,9 @@ LibraryContext torch_library_context() {
   return {.version = TORCH_VERSION,
           .blas = blas,
           .intra_op_threads = at::get_num_threads(),
+          .blas_threads = encoders::blas_threads(),
+          .tensor_cache_bytes = encoders::cpu_tensor_cache_bytes(),
           .parallel_info = at::get_parallel_info()};
 }
-
-void set_torch_intra_op_threads(int threads) { at::set_num_threads(threads); }
 
 }  // namespace refenc::profile

@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/sha256.hpp"
+#include "encoders/cpu_tensor_memory.hpp"
 #include "encoders/nn_blocks.hpp"
 
 namespace refenc::encoders {
@@ -40,7 +41,7 @@ NetworkSettings validate_settings(const EncoderOptions& o, const std::vector<std
   nn::scalar_type_of(o.dtype);
   nn::device_of(o.device);
   if (o.threads < 0) throw Error(ErrorKind::config, "threads must not be negative");
-  if (o.threads > 0) at::set_num_threads(o.threads);
+  if (o.threads > 0) set_torch_threads(o.threads);
   return {o.scale, o.dtype, o.device, o.module_path};
 }
 

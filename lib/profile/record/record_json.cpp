@@ -59,10 +59,13 @@ json model_with_calibration_json(const ModelEntry& m) {
 
 json library_json(const LibraryContext& l) {
   if (!l.reason.empty()) return {{"version", l.version}, {"reason", l.reason}};
-  return {{"version", l.version},
-          {"blas", l.blas},
-          {"intra_op_threads", l.intra_op_threads},
-          {"parallel_info", l.parallel_info}};
+  json j{{"version", l.version},
+         {"blas", l.blas},
+         {"intra_op_threads", l.intra_op_threads},
+         {"parallel_info", l.parallel_info}};
+  if (l.blas_threads > 0) j["blas_threads"] = l.blas_threads;  // absent in reports from before they were recorded
+  if (l.tensor_cache_bytes > 0) j["tensor_cache_bytes"] = l.tensor_cache_bytes;
+  return j;
 }
 
 json context_json(const RunContext& c) {
@@ -154,6 +157,8 @@ RunContext read_context(const JsonFields& in, const json& j) {
     lc.version = in.str(*l, wl, "version");
     lc.blas = in.str(*l, wl, "blas");
     lc.intra_op_threads = static_cast<int>(in.integer(*l, wl, "intra_op_threads"));
+    lc.blas_threads = static_cast<int>(in.integer(*l, wl, "blas_threads"));
+    lc.tensor_cache_bytes = static_cast<std::uint64_t>(in.integer(*l, wl, "tensor_cache_bytes"));
     lc.parallel_info = in.str(*l, wl, "parallel_info");
     lc.reason = in.str(*l, wl, "reason");
     c.libtorch = lc;

@@ -165,6 +165,8 @@ struct LibraryContext {
   std::string version;
   std::string blas;
   int intra_op_threads = 0;
+  int blas_threads = 0;                 ///< OpenBLAS's threads (0: not OpenBLAS, or not recorded).
+  std::uint64_t tensor_cache_bytes = 0;  ///< Bound of the CPU tensor block cache (0: none).
   std::string parallel_info;
   std::string reason;  ///< Set when the version is "unavailable".
 };

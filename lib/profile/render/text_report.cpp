@@ -40,7 +40,12 @@ std::string summary_markdown(const RunRecord& run) {
   os << "# refenc profile: " << run.manifest.name << "\n\n";
   os << "- status: **" << run.status << "**\n";
   os << "- host: " << ctx.host << ", " << ctx.cpu_model << ", " << ctx.cores << " cores\n";
-  if (ctx.libtorch) os << "- LibTorch " << ctx.libtorch->version << ", BLAS " << ctx.libtorch->blas << "\n";
+  if (const auto& l = ctx.libtorch) {
+    os << "- LibTorch " << l->version << ", BLAS " << l->blas;
+    if (l->blas_threads > 0) os << " (" << l->blas_threads << " thread" << (l->blas_threads == 1 ? "" : "s") << ")";
+    if (l->tensor_cache_bytes > 0) os << ", tensor block cache " << (l->tensor_cache_bytes >> 20) << " MiB";
+    os << "\n";
+  }
   os << "- git " << ctx.git_revision << ", manifest " << ctx.manifest_path << " (sha256 "
      << ctx.manifest_sha256.substr(0, 16) << "...), seed " << ctx.seed << "\n";
   for (const ModelEntry& m : run.models)
