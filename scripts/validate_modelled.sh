@@ -49,7 +49,7 @@ for i in $(seq 1 "$cycles"); do
   cal=$out/calibration-$i.json
   if [ "$reuse" != 1 ] || [ ! -f "$cal" ]; then
     "$refenc" calibrate --model fish-s2-pro --scale tiny --threads 1 --lengths 3,6,9,12 --batch-max 8 \
-      --repeats 3 --concurrency 2,4,8,16 --out "$cal"
+      --repeats 5 --concurrency 2,4,8,16 --out "$cal"
   fi
   # The same manifest on the modelled device (clip paths made absolute: the copy lives in OUT).
   jq --arg cal "$cal" --arg clips "$root/workloads/" \

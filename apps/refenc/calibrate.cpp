@@ -136,7 +136,8 @@ int run(const CalibrateOptions& o) {
                          o.module_path.empty() ? "--scale " + o.scale : "--module " + o.module_path, o.device,
                          c.context.threads, o.repeats, levels.empty() ? "" : " --concurrency " + levels, ctx.host);
   c.assumptions.push_back("each time is the median of " + std::to_string(o.repeats) +
-                          " calls after one warm-up call, on seeded test clips of the stated lengths");
+                          " calls, one per round over the whole grid (odd rounds reversed) after one warm-up call "
+                          "per point, on seeded test clips of the stated lengths");
 
   // One clip per length and batch slot (distinct content).
   std::vector<std::vector<std::vector<float>>> clips(lengths.size());
@@ -156,16 +157,23 @@ int run(const CalibrateOptions& o) {
                            c.context.device_name, c.context.threads);
   std::cout << fmt::format("  {:>6}", "batch");
   for (double l : lengths) std::cout << fmt::format(" {:>9}", fmt::format("{:g} s", l));
-  std::cout << "   (ms per call, median)\n";
-  for (int b : c.batch_sizes) {
+  std::cout << fmt::format("   (ms per call, median of {} rounds over the grid)\n", o.repeats) << std::flush;
+  // One warm-up call per grid point, then `repeats` rounds that each visit every point once (odd
+  // rounds in reverse): a slow spell of the machine costs each point one sample, not all of its samples.
+  const std::size_t nb = c.batch_sizes.size(), nl = lengths.size();
+  std::vector<std::vector<double>> samples(nb * nl);
+  for (std::size_t p = 0; p < nb * nl; ++p) call(c.batch_sizes[p / nl], p % nl);
+  for (int r = 0; r < o.repeats; ++r)
+    for (std::size_t i = 0; i < nb * nl; ++i) {
+      const std::size_t p = r % 2 ? nb * nl - 1 - i : i;
+      samples[p].push_back(call(c.batch_sizes[p / nl], p % nl));
+    }
+  for (std::size_t b = 0; b < nb; ++b) {
     std::vector<double> row;
-    std::cout << fmt::format("  {:>6}", b);
-    for (std::size_t l = 0; l < lengths.size(); ++l) {
-      call(b, l);  // warm-up
-      std::vector<double> t;
-      for (int r = 0; r < o.repeats; ++r) t.push_back(call(b, l));
-      row.push_back(std::max(1e-3, median(t)));
-      std::cout << fmt::format(" {:>9.1f}", row.back()) << std::flush;
+    std::cout << fmt::format("  {:>6}", c.batch_sizes[b]);
+    for (std::size_t l = 0; l < nl; ++l) {
+      row.push_back(std::max(1e-3, median(samples[b * nl + l])));
+      std::cout << fmt::format(" {:>9.1f}", row.back());
     }
     std::cout << '\n';
     c.time_ms.push_back(std::move(row));
@@ -182,7 +190,6 @@ int run(const CalibrateOptions& o) {
     // Rounds per caller shrink as k grows (k callers give k calls of each length per round), so the
     // high levels stay short; every length still gets at least 8 x repeats calls per level (means of a noisy
     // shared CPU need them), and every caller at least 2 rounds.
-    const std::size_t nl = lengths.size();
     auto rounds_at = [&](int k) { return std::max(2, (8 * o.repeats + k - 1) / k); };
     struct Level {
       double calls_per_s = 0;

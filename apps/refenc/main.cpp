@@ -1,9 +1,9 @@
 // refenc: reference-audio encoding for voice-cloning TTS, its cache, and the M4b batching profiler.
 #include <algorithm>
 #include <cstdlib>
-#include <string>
 #include <exception>
 #include <iostream>
+#include <string>
 
 #include "command.hpp"
 #include "core/error.hpp"

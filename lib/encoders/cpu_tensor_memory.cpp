@@ -36,8 +36,8 @@ bool cache_cpu_tensor_blocks(std::size_t max_cached_bytes) {
   static std::atomic<bool> done{false};
   if (done.exchange(true)) return false;
   installed.store(new BlockCache(max_cached_bytes), std::memory_order_release);
-  static BlockCacheAllocator allocator;
-  c10::SetCPUAllocator(&allocator, /*priority=*/0);
+  static auto* allocator = new BlockCacheAllocator;  // never destroyed, like the cache
+  c10::SetCPUAllocator(allocator, /*priority=*/0);
   return true;
 }
 
