@@ -5,6 +5,8 @@
 #include <iostream>
 #include <string>
 
+#include <unistd.h>
+
 #include "command.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -17,10 +19,14 @@ std::vector<Command>& commands() {
 }
 
 namespace {
-/// LibTorch's CPU buffers come from a block cache of REFENC_TENSOR_CACHE_MB MiB (default 1024; 0 keeps
-/// none): an encode then reuses its buffers instead of faulting fresh pages in on every call.
+/// LibTorch's CPU buffers come from a block cache of REFENC_TENSOR_CACHE_MB MiB (0 keeps none; default
+/// 4096, or a quarter of the machine's memory when that is less): an encode then reuses its buffers
+/// instead of faulting fresh pages in on every call. The bound covers buffers freed and not yet reused;
+/// at concurrency 16 with batches of 8, Fish's tiny proxy needed more than 1 GiB of them.
 void cache_tensor_blocks() {
-  std::size_t mib = 1024;
+  const auto pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  std::size_t mib = 4096;
+  if (pages > 0 && page > 0) mib = std::min<std::size_t>(mib, static_cast<std::size_t>(pages) / 4 * page >> 20);
   if (const char* text = std::getenv("REFENC_TENSOR_CACHE_MB")) {
     const std::string s = text;
     std::size_t used = 0;
