@@ -41,7 +41,7 @@ NetworkSettings validate_settings(const EncoderOptions& o, const std::vector<std
   nn::scalar_type_of(o.dtype);
   nn::device_of(o.device);
   if (o.threads < 0) throw Error(ErrorKind::config, "threads must not be negative");
-  if (o.threads > 0) set_torch_threads(o.threads);
+  set_torch_threads(o.threads > 0 ? o.threads : at::get_num_threads());  // 0: LibTorch's default, BLAS follows
   return {o.scale, o.dtype, o.device, o.module_path};
 }
 
