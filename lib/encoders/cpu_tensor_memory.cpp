@@ -6,6 +6,7 @@
 #include <c10/core/CPUAllocator.h>
 
 #include <atomic>
+#include <memory>
 
 namespace refenc::encoders {
 
@@ -33,9 +34,10 @@ Fn* openblas_function(const char* name) {
 }  // namespace
 
 bool cache_cpu_tensor_blocks(std::size_t max_cached_bytes) {
-  static std::atomic<bool> done{false};
-  if (done.exchange(true)) return false;
-  installed.store(new BlockCache(max_cached_bytes), std::memory_order_release);
+  auto cache = std::make_unique<BlockCache>(max_cached_bytes);
+  BlockCache* none = nullptr;
+  if (!installed.compare_exchange_strong(none, cache.get(), std::memory_order_acq_rel)) return false;
+  cache.release();                                   // now `installed`, never destroyed
   static auto* allocator = new BlockCacheAllocator;  // never destroyed, like the cache
   c10::SetCPUAllocator(allocator, /*priority=*/0);
   return true;
