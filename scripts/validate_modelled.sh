@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Validates the modelled device against the real encoder on this machine. Each cycle calibrates Fish
-# S2-Pro's tiny proxy (1 intra-op thread, lengths 3-12 s, batches 1-8, latency under load with 1 to 16
-# concurrent callers), profiles workloads/validate-fish.json with the real encoder, then with device
+# S2-Pro's tiny proxy on the manifest's own clips (1 intra-op thread, lengths 3-12 s, batches 1-8,
+# latency under load with 1 to 16 concurrent callers of single calls and with M4b's matched batch
+# workers of each batch size), profiles workloads/validate-fish.json with the real encoder, then with device
 # "modelled" over that cycle's calibration; a last real run closes the series. With CYCLES=1 (the
 # default) that is: calibrate, real, modelled, real.
 #
@@ -32,6 +33,7 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 manifest=$root/workloads/validate-fish.json
 reuse=${REUSE:-0}
+clips=$(jq -r --arg dir "$root/workloads/" '.references.clips | map($dir + .) | join(",")' "$manifest")
 
 run() {  # run MANIFEST DIR: a gate verdict (exit 10-12) is a completed run
   if [ "$reuse" = 1 ] && [ -f "$2/report.json" ]; then return 0; fi
@@ -49,7 +51,7 @@ for i in $(seq 1 "$cycles"); do
   cal=$out/calibration-$i.json
   if [ "$reuse" != 1 ] || [ ! -f "$cal" ]; then
     "$refenc" calibrate --model fish-s2-pro --scale tiny --threads 1 --lengths 3,6,9,12 --batch-max 8 \
-      --repeats 5 --concurrency 2,4,8,16 --out "$cal"
+      --repeats 5 --concurrency 2,4,8,16 --clips "$clips" --out "$cal"
   fi
   # The same manifest on the modelled device (clip paths made absolute: the copy lives in OUT).
   jq --arg cal "$cal" --arg clips "$root/workloads/" \

@@ -16,6 +16,8 @@
 #include "command.hpp"
 #include "core/error.hpp"
 #include "encoder_backend.hpp"
+#include "audio/reference_loader.hpp"
+#include "encoders/encoder_hook.hpp"
 #include "encoders/network.hpp"
 #include "profile/run/calibration_presets.hpp"
 #include "profile/run/run_context.hpp"
@@ -35,6 +37,8 @@ struct CalibrateOptions {
   std::vector<double> lengths{2, 5, 10};
   int repeats = 3;
   std::vector<int> concurrency;
+  std::vector<int> batch_concurrency;  ///< Empty: min(cores, the largest --concurrency); {0}: none.
+  std::vector<std::string> clips;
   std::string out;
   std::string name;
   std::string preset;
@@ -43,7 +47,7 @@ struct CalibrateOptions {
 using Clock = std::chrono::steady_clock;
 
 /// A deterministic test clip: a few partials plus seeded noise, at `rate`.
-std::vector<float> test_clip(double seconds, int rate, std::uint64_t seed) {
+std::vector<float> synthetic_clip(double seconds, int rate, std::uint64_t seed) {
   std::vector<float> x(static_cast<std::size_t>(seconds * rate));
   std::uint64_t s = seed * 2654435761u + 1;
   for (std::size_t i = 0; i < x.size(); ++i) {
@@ -62,6 +66,21 @@ std::uint64_t peak_rss() {
   while (std::getline(in, line))
     if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
   return 0;
+}
+
+/// `seconds` of audio at `rate` from `decoded`, starting with clip `first` and going on through the
+/// next ones (cyclically) until it is long enough.
+std::vector<float> clip_from(const std::vector<std::vector<float>>& decoded, std::size_t first, double seconds,
+                             int rate) {
+  std::vector<float> x(static_cast<std::size_t>(seconds * rate));
+  std::size_t filled = 0;
+  for (std::size_t c = first; filled < x.size(); ++c) {
+    const std::vector<float>& from = decoded[c % decoded.size()];
+    const std::size_t n = std::min(from.size(), x.size() - filled);
+    std::copy_n(from.begin(), n, x.begin() + static_cast<std::ptrdiff_t>(filled));
+    filled += n;
+  }
+  return x;
 }
 
 double median(std::vector<double> v) {
@@ -96,6 +115,9 @@ int run(const CalibrateOptions& o) {
   if (o.repeats < 1 || o.repeats > 100) throw Error(ErrorKind::bad_input, "--repeats: must be 1..100");
   for (int k : o.concurrency)
     if (k < 1 || k > 256) throw Error(ErrorKind::bad_input, "--concurrency: each level must be 1..256");
+  for (int k : o.batch_concurrency)
+    if ((k < 2 || k > 256) && !(k == 0 && o.batch_concurrency.size() == 1))
+      throw Error(ErrorKind::bad_input, "--batch-concurrency: each level must be 2..256 (or 0 alone: none)");
   std::vector<double> lengths = o.lengths;
   std::sort(lengths.begin(), lengths.end());
   lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
@@ -110,6 +132,21 @@ int run(const CalibrateOptions& o) {
   eo.module_path = o.module_path;
   eo.threads = o.threads;
   std::unique_ptr<encoders::Network> net = encoders::make_network(o.model, eo);
+  // The content the network sees: the given clips decoded as the family's hook decodes them (real
+  // speech has quiet stretches whose subnormal activations can cost a CPU far more than a steady tone).
+  std::vector<std::vector<float>> decoded;
+  std::string clip_names;
+  for (const std::string& path : o.clips) {
+    audio::LoadedReference r;
+    try {
+      r = audio::load_reference(audio::ReferenceSource::parse(path), encoders::reference_load_options(info));
+    } catch (const Error& e) {
+      throw Error(ErrorKind::bad_input, "--clips " + path + ": " + e.what());
+    }
+    if (r.samples.empty()) throw Error(ErrorKind::bad_input, "--clips " + path + ": no audio samples");
+    decoded.push_back(std::move(r.samples));
+    clip_names += (clip_names.empty() ? "" : ",") + path;
+  }
 
   profile::Calibration c;
   c.model = info.name;
@@ -129,21 +166,48 @@ int run(const CalibrateOptions& o) {
   c.context.date_utc = ctx.started_utc;
   c.batch_sizes = batch_sizes(o.batch_max);
   c.lengths_s = lengths;
-  std::string levels;
-  for (int k : o.concurrency) levels += (levels.empty() ? "" : ",") + std::to_string(k);
   c.context.cores = static_cast<int>(ctx.cores);
-  c.source = fmt::format("refenc calibrate --model {} {} --device {} --threads {} --repeats {}{} on {}", info.name,
-                         o.module_path.empty() ? "--scale " + o.scale : "--module " + o.module_path, o.device,
-                         c.context.threads, o.repeats, levels.empty() ? "" : " --concurrency " + levels, ctx.host);
-  c.assumptions.push_back("each time is the median of " + std::to_string(o.repeats) +
-                          " calls, one per round over the whole grid (odd rounds reversed) after one warm-up call "
-                          "per point, on seeded test clips of the stated lengths");
+  // Batches under load: min(cores, the largest --concurrency) callers by default, as many as M4b's
+  // matched batch workers on this host at that concurrency.
+  std::vector<int> batch_levels;
+  if (!o.concurrency.empty() && c.batch_sizes.size() > 1) {
+    if (o.batch_concurrency.empty())
+      batch_levels.push_back(std::max(2, std::min(static_cast<int>(std::max(1u, ctx.cores)),
+                                                  *std::max_element(o.concurrency.begin(), o.concurrency.end()))));
+    else if (o.batch_concurrency != std::vector<int>{0})
+      batch_levels = o.batch_concurrency;
+    std::sort(batch_levels.begin(), batch_levels.end());
+    batch_levels.erase(std::unique(batch_levels.begin(), batch_levels.end()), batch_levels.end());
+  }
+  auto list = [](const auto& v) {
+    std::string out;
+    for (const auto& x : v) out += (out.empty() ? "" : ",") + fmt::format("{}", x);
+    return out;
+  };
+  c.source = fmt::format(
+      "refenc calibrate --model {} {} --device {} --threads {} --lengths {} --batch-max {} "
+      "--repeats {}{}{}{} on {}",
+      info.name, o.module_path.empty() ? "--scale " + o.scale : "--module " + o.module_path, o.device,
+      c.context.threads, list(lengths), o.batch_max, o.repeats,
+      o.concurrency.empty() ? "" : " --concurrency " + list(o.concurrency),
+      o.concurrency.empty() ? "" : " --batch-concurrency " + (batch_levels.empty() ? "0" : list(batch_levels)),
+      clip_names.empty() ? "" : " --clips " + clip_names, ctx.host);
+  c.assumptions.push_back(
+      "each time is the median of " + std::to_string(o.repeats) +
+      " calls, one per round over the whole grid (odd rounds reversed) after one warm-up call per point, on " +
+      (decoded.empty() ? std::string("seeded synthetic clips (partials plus noise) of the stated lengths")
+                       : "the stated lengths cut from " + std::to_string(decoded.size()) +
+                             " given clip(s), decoded as the model's hook decodes them, placed end to end"));
 
   // One clip per length and batch slot (distinct content).
   std::vector<std::vector<std::vector<float>>> clips(lengths.size());
   for (std::size_t l = 0; l < lengths.size(); ++l)
-    for (int b = 0; b < o.batch_max; ++b)
-      clips[l].push_back(test_clip(lengths[l], info.sample_rate, 100 * l + static_cast<std::uint64_t>(b)));
+    for (int b = 0; b < o.batch_max; ++b) {
+      const std::size_t slot = l * static_cast<std::size_t>(o.batch_max) + static_cast<std::size_t>(b);
+      clips[l].push_back(decoded.empty()
+                             ? synthetic_clip(lengths[l], info.sample_rate, 100 * l + static_cast<std::uint64_t>(b))
+                             : clip_from(decoded, slot, lengths[l], info.sample_rate));
+    }
   auto call = [&](int batch, std::size_t l) {
     std::vector<encoders::NetworkItem> items;
     for (int b = 0; b < batch; ++b) items.push_back({clips[l][static_cast<std::size_t>(b)]});
@@ -185,30 +249,25 @@ int run(const CalibrateOptions& o) {
                            c.per_audio_second_ms);
 
   if (!o.concurrency.empty()) {
-    // k concurrent callers of batch 1, each cycling through every length (caller i starts at length
+    // k concurrent callers of `batch`, each cycling through every length (caller i starts at length
     // i mod N, so the lengths in flight stay evenly mixed): calls/s, and each length's mean latency.
-    // Rounds per caller shrink as k grows (k callers give k calls of each length per round), so the
-    // high levels stay short; every length still gets at least 8 x repeats calls per level (means of a noisy
-    // shared CPU need them), and every caller at least 2 rounds.
-    auto rounds_at = [&](int k) { return std::max(2, (8 * o.repeats + k - 1) / k); };
     struct Level {
       double calls_per_s = 0;
       std::vector<double> mean_ms;  ///< Per length.
     };
-    auto measure = [&](int k) {
-      const int rounds = rounds_at(k);
+    auto measure = [&](int k, int batch, int rounds) {
       std::vector<std::vector<std::vector<double>>> ms(static_cast<std::size_t>(k),
                                                        std::vector<std::vector<double>>(nl));
       std::barrier start(k + 1);
       std::vector<std::thread> threads;
       for (int i = 0; i < k; ++i)
         threads.emplace_back([&, i] {
-          call(1, 0);  // this thread's warm-up, on the shortest length
+          call(batch, 0);  // this thread's warm-up, on the shortest length
           start.arrive_and_wait();
           auto& mine = ms[static_cast<std::size_t>(i)];
           for (std::size_t n = 0; n < static_cast<std::size_t>(rounds) * nl; ++n) {
             const std::size_t l = (static_cast<std::size_t>(i) + n) % nl;
-            mine[l].push_back(call(1, l));
+            mine[l].push_back(call(batch, l));
           }
         });
       start.arrive_and_wait();
@@ -228,6 +287,14 @@ int run(const CalibrateOptions& o) {
       }
       return out;
     };
+    auto print_header = [&](const char* what) {
+      std::cout << fmt::format("  {:>6}", "load");
+      for (double l : lengths) std::cout << fmt::format(" {:>9}", fmt::format("{:g} s", l));
+      std::cout << "   (" << what << ": mean latency under load / alone)\n";
+    };
+    // Batch 1: rounds per caller shrink as k grows (k callers give k calls of each length per round),
+    // so the high levels stay short; every length still gets at least 8 x repeats calls per level
+    // (means of a noisy shared CPU need them), and every caller at least 2 rounds.
     std::vector<int> levels_k{1};
     for (int k : o.concurrency)
       if (k > 1) levels_k.push_back(k);
@@ -236,7 +303,7 @@ int run(const CalibrateOptions& o) {
     std::vector<Level> measured;
     std::cout << "  sharing, batch 1, lengths mixed" << std::flush;
     for (int k : levels_k) {
-      measured.push_back(measure(k));
+      measured.push_back(measure(k, 1, std::max(2, (8 * o.repeats + k - 1) / k)));
       const double x = measured.back().calls_per_s;
       if (k == 1) std::cout << fmt::format(" ({:.2f} calls/s alone):", x);
       c.sharing.capacity.emplace_back(k, k == 1 ? 1.0 : x / measured.front().calls_per_s);
@@ -245,9 +312,7 @@ int run(const CalibrateOptions& o) {
       std::cout << fmt::format(" c{} {:.2f}x", k, c.sharing.capacity.back().second) << std::flush;
     }
     std::cout << '\n';
-    std::cout << fmt::format("  {:>6}", "load");
-    for (double l : lengths) std::cout << fmt::format(" {:>9}", fmt::format("{:g} s", l));
-    std::cout << "   (slowdown: mean latency under load / alone)\n";
+    print_header("slowdown");
     for (std::size_t i = 0; i < levels_k.size(); ++i) {
       profile::SlowdownLevel s{levels_k[i], {}};
       std::cout << fmt::format("  {:>6}", fmt::format("c{}", s.concurrency));
@@ -257,6 +322,22 @@ int run(const CalibrateOptions& o) {
       }
       std::cout << '\n';
       c.sharing.slowdown.push_back(std::move(s));
+    }
+    // Batches: k callers of each batch size above 1, at least 4 x repeats calls per length.
+    if (!batch_levels.empty()) {
+      print_header("batch slowdown");
+      for (std::size_t b = 1; b < nb; ++b)
+        for (int k : batch_levels) {
+          const Level m = measure(k, c.batch_sizes[b], std::max(2, (4 * o.repeats + k - 1) / k));
+          profile::BatchSlowdown s{c.batch_sizes[b], k, {}};
+          std::cout << fmt::format("  {:>6}", fmt::format("b{} c{}", s.batch, k));
+          for (std::size_t l = 0; l < nl; ++l) {
+            s.factor.push_back(std::max(1e-3, m.mean_ms[l]) / c.time_ms[b][l]);
+            std::cout << fmt::format(" {:>9.2f}", s.factor.back());
+          }
+          std::cout << '\n' << std::flush;
+          c.sharing.batch_slowdown.push_back(std::move(s));
+        }
     }
     const double effective = c.sharing.capacity.back().second;
     c.sharing.streams = std::max(1, static_cast<int>(std::lround(effective)));
@@ -268,6 +349,13 @@ int run(const CalibrateOptions& o) {
         "callers over time_ms[0][l]; the modelled device runs a call of length L among n in flight at "
         "1 / slowdown(n, L) of its alone speed (a batch: its longest reference, its alone time from the grid)",
         nl, o.repeats));
+    if (!batch_levels.empty())
+      c.assumptions.push_back(fmt::format(
+          "batches under load: for each batch size b above 1 and k in {{{}}}, k concurrent callers of batch b "
+          "cycling through the lengths as above, max(2, ceil(4 x {} / k)) rounds each after one warm-up call; "
+          "batch_slowdown[b, k][l] = their mean latency at length l over time_ms[b][l]; a batch call's factor "
+          "comes from its size's rows (linear between sizes, batch 1's growth beyond the last k)",
+          list(batch_levels), o.repeats));
   } else {
     c.assumptions.push_back("sharing not measured (no --concurrency): one stream, calls at their alone time");
   }
@@ -299,6 +387,14 @@ Registration reg{
       app.add_option("--concurrency", o->concurrency,
                      "Concurrent callers for the sharing measurement (throughput and latency per length), "
                      "e.g. 2,4,8,16 (none: not measured)")
+          ->delimiter(',');
+      app.add_option("--batch-concurrency", o->batch_concurrency,
+                     "Concurrent callers for batches under load, each batch size above 1 (default: min(cores, "
+                     "the largest --concurrency), M4b's matched batch workers; 0: not measured)")
+          ->delimiter(',');
+      app.add_option("--clips", o->clips,
+                     "Reference clips whose content the calibration encodes, cut to each length (default: "
+                     "synthetic tones); real speech can cost a CPU more than a steady tone")
           ->delimiter(',');
       app.add_option("--name", o->name, "Calibration name (default MODEL-SCALE-DEVICE)");
       app.add_option("--preset", o->preset, "Write this published preset instead of measuring");

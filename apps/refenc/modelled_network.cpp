@@ -60,7 +60,7 @@ class ModelledNetwork final : public encoders::Network {
     const double seconds = static_cast<double>(longest) / info_.sample_rate;
     const int batch = static_cast<int>(items.size());
     if (device_.shared)
-      device_.shared->run(surface_->call_seconds(batch, seconds), seconds);
+      device_.shared->run(surface_->call_seconds(batch, seconds), seconds, batch);
     else
       device_.queue->run(std::chrono::duration_cast<profile::DeviceQueue::Clock::duration>(
           std::chrono::duration<double>(surface_->device_seconds(batch, seconds))));
@@ -104,7 +104,8 @@ class ModelledNetwork final : public encoders::Network {
 ModelledDevice make_modelled_device(const profile::Calibration& c) {
   ModelledDevice d;
   if (!c.sharing.capacity.empty() || !c.sharing.slowdown.empty()) {
-    d.shared = std::make_shared<profile::SharedDevice>(c.sharing.capacity, c.lengths_s, c.sharing.slowdown);
+    d.shared = std::make_shared<profile::SharedDevice>(c.sharing.capacity, c.lengths_s, c.sharing.slowdown,
+                                                       c.sharing.batch_slowdown);
     d.parallel = std::max(1, c.context.cores);
   } else {
     d.queue = std::make_shared<profile::DeviceQueue>(c.sharing.streams);

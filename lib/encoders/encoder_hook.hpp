@@ -87,6 +87,10 @@ const std::vector<ModelInfo>& models();
 /// The family named `model_name`; throws Error(config) listing the known names otherwise.
 const ModelInfo& model_info(std::string_view model_name);
 
+/// `base` with what the family's hook decodes references at: its input rate and, where the family
+/// loudness-normalises, -20 dBFS with the gain clamped to +-3 dB.
+audio::LoadOptions reference_load_options(const ModelInfo& info, audio::LoadOptions base = {});
+
 /// Identity and cost of a built encoder.
 struct EncoderConfig {
   std::string model_revision;   ///< "proxy-v1" or "module:<sha256 of the module file>".

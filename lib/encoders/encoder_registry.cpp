@@ -67,6 +67,15 @@ const ModelInfo& model_info(std::string_view name) {
               "model '" + std::string(name) + "': unknown (known: fish-s2-pro, qwen3-tts, moss-tts-local)");
 }
 
+audio::LoadOptions reference_load_options(const ModelInfo& info, audio::LoadOptions base) {
+  base.target_rate = info.sample_rate;
+  if (info.loudness_normalised) {
+    base.loudness_target_dbfs = -20.0;
+    base.max_gain_db = 3.0;
+  }
+  return base;
+}
+
 std::shared_ptr<ModelHook> make_hook(std::string_view name, const EncoderOptions& options) {
   const ModelInfo& info = model_info(name);
   if (info.name == "fish-s2-pro") return make_fish_hook(options);

@@ -10,11 +10,7 @@ thread_local LoadSummary t_last_load;
 
 NetworkHook::NetworkHook(const ModelInfo& info, const EncoderOptions& options, std::unique_ptr<Network> network)
     : info_(info), options_(options), network_(std::move(network)) {
-  options_.load.target_rate = info_.sample_rate;
-  if (info_.loudness_normalised) {
-    options_.load.loudness_target_dbfs = -20.0;
-    options_.load.max_gain_db = 3.0;
-  }
+  options_.load = reference_load_options(info_, options_.load);
 }
 
 EncodeInput NetworkHook::normalize_input(const EncodeRequest& request) {

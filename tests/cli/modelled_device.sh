@@ -37,19 +37,35 @@ check "calibrate --preset writes the preset" test "$(jq -r '.origin + " " + .sou
 
 # --- calibrate --------------------------------------------------------------------------------------
 "$refenc" calibrate --model fish-s2-pro --scale tiny --threads 1 --lengths 1,2 --batch-max 2 --repeats 1 \
-  --concurrency 2 --out "$work/cal.json" >"$work/calibrate.out" 2>&1
+  --concurrency 2 --clips "$root/workloads/clips/en-m-16k.flac,$root/workloads/clips/de-m-24k.flac" \
+  --out "$work/cal.json" >"$work/calibrate.out" 2>&1
 check "calibrate exits 0" test $? -eq 0
 check "calibrate: grid of 2 batch sizes x 2 lengths" test "$(jq -c '[.batch_sizes, .lengths_s, (.time_ms | map(length))]' "$work/cal.json")" = '[[1,2],[1,2],[2,2]]'
 check "calibrate: context names host, CPU and LibTorch" test "$(jq -r '[.context.host, .context.device_name, .context.libtorch] | map(length > 0) | all' "$work/cal.json")" = true
 check "calibrate: capacity measured at 1 and 2" test "$(jq -c '.sharing.capacity | map(.[0])' "$work/cal.json")" = '[1,2]'
 check "calibrate: slowdown per length at 1 and 2" test "$(jq -c '.sharing.slowdown | map([.concurrency, (.factor | length)])' "$work/cal.json")" = '[[1,2],[2,2]]'
 check "calibrate prints the slowdown" grep -q '^      c2 ' "$work/calibrate.out"
+check "calibrate: batches of 2 under load, 2 callers (the default on this host)" \
+  test "$(jq -c '.sharing.batch_slowdown | map([.batch, .concurrency, (.factor | length)])' "$work/cal.json")" = '[[2,2,2]]'
+check "calibrate prints the batch slowdown" grep -q '^   b2 c2 ' "$work/calibrate.out"
+check "calibrate: the source names the clips" grep -q -- '--clips .*en-m-16k.flac' <(jq -r .source "$work/cal.json")
+check "calibrate: the assumptions say the content is the given clips" \
+  grep -q 'cut from 2 given clip(s)' <(jq -r '.assumptions[0]' "$work/cal.json")
+"$refenc" calibrate --model fish-s2-pro --scale tiny --threads 1 --lengths 1 --batch-max 2 --repeats 1 \
+  --concurrency 2 --batch-concurrency 0 --out "$work/cal0.json" >/dev/null 2>&1
+check "calibrate --batch-concurrency 0: no batch rows, synthetic content" \
+  test "$(jq -c '[(.sharing | has("batch_slowdown")), (.assumptions[0] | test("synthetic"))]' "$work/cal0.json")" = '[false,true]'
 check "calibrate: peak RSS read" test "$(jq -r '.peak_memory.kind' "$work/cal.json")" = rss
 check "calibrate: no temp file left" test "$(find "$work" -name 'cal.json.*' | wc -l)" -eq 0
 error 2 "calibrate: unknown preset" calibrate --preset nope --out "$work/x.json"
 error 2 "calibrate: batch-max 0" calibrate --model fish-s2-pro --batch-max 0 --out "$work/x.json"
 error 2 "calibrate: negative length" calibrate --model fish-s2-pro --lengths=-1 --out "$work/x.json"
 error 3 "calibrate: unknown model" calibrate --model nope --out "$work/x.json"
+error 2 "calibrate: a missing clip" calibrate --model fish-s2-pro --clips "$work/none.flac" --out "$work/x.json"
+error 2 "calibrate: a clip that is not audio" calibrate --model fish-s2-pro --clips "$root/README.md" --out "$work/x.json"
+error 2 "calibrate: batch concurrency 1" calibrate --model fish-s2-pro --batch-concurrency 1 --out "$work/x.json"
+error 2 "calibrate: batch concurrency 0 in a list" calibrate --model fish-s2-pro --batch-concurrency 0,2 --out "$work/x.json"
+check "calibrate: refused arguments write no file" test ! -e "$work/x.json"
 
 # --- profile on the modelled device -------------------------------------------------------------
 jq --arg cal "$work/cal.json" --arg clips "$root/workloads/" '

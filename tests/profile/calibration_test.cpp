@@ -264,6 +264,106 @@ TEST_CASE("the shared device's slowdown table interpolates in concurrency and le
   CHECK(one_length.slowdown(4, 50) == Approx(3.0));
 }
 
+TEST_CASE("a calibration's batch rows round-trip, are optional and name their errors") {
+  TempDir dir;
+  Calibration c = grid();  // batch sizes {1, 2, 4}, lengths {2, 4}
+  c.sharing.slowdown = {{1, {1.0, 1.0}}, {2, {1.0, 1.05}}};
+  c.sharing.batch_slowdown = {{2, 2, {1.1, 1.2}}, {4, 2, {1.3, 1.25}}, {4, 4, {2.5, 2.6}}};
+  const std::string path = (dir.path / "cal.json").string();
+  save_calibration(c, path);
+  Calibration back = load_calibration(path);
+  CHECK(back.sharing.batch_slowdown == c.sharing.batch_slowdown);
+  CHECK(calibration_to_json(c)["sharing"]["batch_slowdown"][1] ==
+        json::parse(R"({"batch": 4, "concurrency": 2, "factor": [1.3, 1.25]})"));
+  CHECK_FALSE(calibration_to_json(grid())["sharing"].contains("batch_slowdown"));
+  for (const Calibration& p : calibration_presets()) CHECK(p.sharing.batch_slowdown.empty());
+
+  const json j = calibration_to_json(c);
+  auto with = [&](const char* rows) {
+    json k = j;
+    k["sharing"]["batch_slowdown"] = json::parse(rows);
+    return parse_error(k);
+  };
+  CHECK(with("[]") == "no error");
+  CHECK(with("{}") == "cal.json: sharing.batch_slowdown: expected an array, got object");
+  CHECK(with("[[2, 2, [1, 1]]]") ==
+        "cal.json: sharing.batch_slowdown[0]: expected an object {\"batch\": b, \"concurrency\": k, "
+        "\"factor\": [...]}");
+  CHECK(with(R"([{"concurrency": 2, "factor": [1, 1]}])") == "cal.json: sharing.batch_slowdown[0].batch: missing");
+  CHECK(with(R"([{"batch": 1, "concurrency": 2, "factor": [1, 1]}])") ==
+        "cal.json: sharing.batch_slowdown[0].batch: must be one of batch_sizes, above 1");
+  CHECK(with(R"([{"batch": 3, "concurrency": 2, "factor": [1, 1]}])") ==
+        "cal.json: sharing.batch_slowdown[0].batch: must be one of batch_sizes, above 1");
+  CHECK(with(R"([{"batch": 2, "concurrency": 1, "factor": [1, 1]}])") ==
+        "cal.json: sharing.batch_slowdown[0].concurrency: must be 2..4096");
+  CHECK(with(R"([{"batch": 2, "concurrency": 2, "factor": [1, 1, 1]}])") ==
+        "cal.json: sharing.batch_slowdown[0].factor: expected 2 factors (one per length), got 3");
+  CHECK(with(R"([{"batch": 2, "concurrency": 2, "factor": [1, 0]}])") ==
+        "cal.json: sharing.batch_slowdown[0].factor[1]: must be a positive number");
+  CHECK(
+      with(R"([{"batch": 4, "concurrency": 2, "factor": [1, 1]}, {"batch": 2, "concurrency": 2, "factor": [1, 1]}])") ==
+      "cal.json: sharing.batch_slowdown[1]: rows must be ascending by batch, then by concurrency, and distinct");
+  CHECK(
+      with(R"([{"batch": 2, "concurrency": 2, "factor": [1, 1]}, {"batch": 2, "concurrency": 2, "factor": [1, 1]}])") ==
+      "cal.json: sharing.batch_slowdown[1]: rows must be ascending by batch, then by concurrency, and distinct");
+  json no_single = j;
+  no_single["sharing"].erase("slowdown");
+  CHECK(parse_error(no_single) ==
+        "cal.json: sharing.batch_slowdown: needs sharing.slowdown (the batch-1 rows) as well");
+}
+
+TEST_CASE("the shared device's batch rows interpolate in concurrency, batch size and length") {
+  // Batch 1 measured at 2 and 4 in flight; batch 4 at 2 (and batch 8 at 2 and 4), lengths 2 s and 4 s.
+  SharedDevice cpu({}, {2, 4}, {{2, {1.0, 1.0}}, {4, {2.0, 2.0}}, {8, {4.0, 4.0}}},
+                   {{4, 2, {1.2, 1.4}}, {8, 2, {1.4, 1.6}}, {8, 4, {3.0, 3.2}}});
+  CHECK(cpu.slowdown(2, 2, 4) == Approx(1.2));
+  CHECK(cpu.slowdown(2, 3, 4) == Approx(1.3));            // linear in length
+  CHECK(cpu.slowdown(1, 2, 4) == Approx(1.0));            // alone
+  CHECK(cpu.slowdown(4, 2, 4) == Approx(2.4));            // beyond its last level: 1.2 x batch 1's 2 / 1
+  CHECK(cpu.slowdown(8, 2, 4) == Approx(4.8));            // 1.2 x 4 / 1
+  CHECK(cpu.slowdown(3, 2, 8) == Approx(2.2));            // between its levels 2 and 4
+  CHECK(cpu.slowdown(8, 2, 8) == Approx(6.0));            // 3.0 x 4 / 2
+  CHECK(cpu.slowdown(2, 2, 2) == Approx(1.0 + 0.2 / 3));  // a third of the way from batch 1 (1.0) to 4 (1.2)
+  CHECK(cpu.slowdown(2, 2, 6) == Approx(1.3));            // between batch 4 and batch 8
+  CHECK(cpu.slowdown(2, 2, 16) == Approx(1.4));           // above the largest: batch 8's
+  CHECK(cpu.slowdown(2, 2, 1) == Approx(1.0));            // batch 1: its own table
+  CHECK(cpu.speed(2, 4, 8) == Approx(1 / 1.6));
+  // Without batch rows a batch call shares as a single one does.
+  SharedDevice singles({}, {2, 4}, {{2, {1.0, 1.0}}, {4, {2.0, 2.0}}});
+  CHECK(singles.slowdown(2, 2, 8) == Approx(1.0));
+  CHECK(singles.slowdown(4, 3, 8) == Approx(2.0));
+  // Batch rows without a batch-1 table, or of the wrong width, are not used.
+  SharedDevice capacity_only({{2, 2.0}}, {2, 4}, {}, {{4, 2, {1.5, 1.5}}});
+  CHECK(capacity_only.speed(2, 2, 4) == Approx(capacity_only.speed(2)));
+  SharedDevice mismatched({}, {2, 4}, {{2, {1.0, 1.0}}}, {{4, 2, {1.5}}});
+  CHECK(mismatched.slowdown(2, 2, 4) == Approx(1.0));
+}
+
+TEST_CASE("two batches in flight each last their alone time times their batch row's factor") {
+  // Two batch-4 calls start together and stay in flight together: each should last 2.5x its alone
+  // time by the batch row, where batch 1's table (1.0 at 2 in flight) would give 1x. Bounded below
+  // (the device never finishes early); the batch effect is checked as a ratio.
+  auto pair_ratio = [](SharedDevice& cpu, int batch) {
+    const double alone = 0.050;
+    std::barrier start(2);
+    std::vector<double> elapsed(2);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 2; ++i)
+      threads.emplace_back([&, i] {
+        start.arrive_and_wait();
+        elapsed[static_cast<std::size_t>(i)] = cpu.run(alone, 3, batch);
+      });
+    for (auto& t : threads) t.join();
+    return (elapsed[0] + elapsed[1]) / 2 / alone;
+  };
+  SharedDevice cpu({}, {2, 4}, {{2, {1.0, 1.0}}}, {{4, 2, {2.5, 2.5}}});
+  const double batched = pair_ratio(cpu, 4), single = pair_ratio(cpu, 1);
+  INFO("batch 4: " << batched << "x, batch 1: " << single << "x");
+  CHECK(batched > 0.8 * 2.5);
+  CHECK(single > 0.8 * 1.0);
+  CHECK(batched > 1.6 * single);  // 2.5x in the model
+}
+
 TEST_CASE("without a slowdown table the shared device shares by its capacity curve, whatever the length") {
   const std::vector<std::pair<int, double>> curve{{2, 1.6}, {8, 2.0}};
   SharedDevice plain(curve);

@@ -617,5 +617,8 @@ TEST_CASE("header examples: calibration and modelled devices") {
     refenc::profile::SharedDevice loaded({}, {3, 12}, {{8, {3.0, 1.5}}});
     double rate = loaded.speed(8, 3);  // 1 / 3: a 3 s call among 8 lasts 3x its alone time
     CHECK(rate == Approx(1 / 3.0));
+    refenc::profile::SharedDevice batched({}, {3, 12}, {{2, {1.0, 1.0}}}, {{8, 2, {1.2, 1.1}}});
+    double f = batched.slowdown(2, 3, 8);  // 1.2: a batch of 8 beside another call lasts 1.2x alone
+    CHECK(f == Approx(1.2));
   }
 }

@@ -23,6 +23,24 @@ std::string Calibration::evidence_grade() const {
 
 namespace {
 
+/// `level.factor`: one positive number per length.
+std::vector<double> read_factors(const JsonFields& in, const json& level, const std::string& where,
+                                 std::size_t lengths) {
+  const json* f = in.find(level, "factor");
+  if (!f) in.fail(where + ".factor", "missing");
+  if (!f->is_array() || f->size() != lengths)
+    in.fail(where + ".factor", "expected " + std::to_string(lengths) + " factors (one per length)" +
+                                   (f->is_array() ? ", got " + std::to_string(f->size()) : ""));
+  std::vector<double> out;
+  for (std::size_t l = 0; l < f->size(); ++l) {
+    const json& x = (*f)[l];
+    if (!x.is_number() || !(x.get<double>() > 0) || !std::isfinite(x.get<double>()))
+      in.fail(JsonFields::idx(where + ".factor", l), "must be a positive number");
+    out.push_back(x.get<double>());
+  }
+  return out;
+}
+
 /// sharing.slowdown (optional): read after lengths_s, whose count each level's factors must match.
 void read_slowdown(const JsonFields& in, const json& sharing, Calibration& c) {
   const json& levels = in.arr(sharing, "sharing", "slowdown");
@@ -36,18 +54,35 @@ void read_slowdown(const JsonFields& in, const json& sharing, Calibration& c) {
     s.concurrency = static_cast<int>(k);
     if (i > 0 && s.concurrency <= c.sharing.slowdown.back().concurrency)
       in.fail(where + ".concurrency", "levels must be ascending and distinct");
-    const json* f = in.find(level, "factor");
-    if (!f) in.fail(where + ".factor", "missing");
-    if (!f->is_array() || f->size() != c.lengths_s.size())
-      in.fail(where + ".factor", "expected " + std::to_string(c.lengths_s.size()) + " factors (one per length)" +
-                                     (f->is_array() ? ", got " + std::to_string(f->size()) : ""));
-    for (std::size_t l = 0; l < f->size(); ++l) {
-      const json& x = (*f)[l];
-      if (!x.is_number() || !(x.get<double>() > 0) || !std::isfinite(x.get<double>()))
-        in.fail(JsonFields::idx(where + ".factor", l), "must be a positive number");
-      s.factor.push_back(x.get<double>());
-    }
+    s.factor = read_factors(in, level, where, c.lengths_s.size());
     c.sharing.slowdown.push_back(std::move(s));
+  }
+}
+
+/// sharing.batch_slowdown (optional): read after slowdown and batch_sizes.
+void read_batch_slowdown(const JsonFields& in, const json& sharing, Calibration& c) {
+  const json& rows = in.arr(sharing, "sharing", "batch_slowdown");
+  if (!rows.empty() && c.sharing.slowdown.empty())
+    in.fail("sharing.batch_slowdown", "needs sharing.slowdown (the batch-1 rows) as well");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::string where = JsonFields::idx("sharing.batch_slowdown", i);
+    const json& row = rows[i];
+    if (!row.is_object()) in.fail(where, "expected an object {\"batch\": b, \"concurrency\": k, \"factor\": [...]}");
+    BatchSlowdown s;
+    const std::int64_t b = in.integer(row, where, "batch", 0, true);
+    if (b < 2 || std::find(c.batch_sizes.begin(), c.batch_sizes.end(), b) == c.batch_sizes.end())
+      in.fail(where + ".batch", "must be one of batch_sizes, above 1");
+    const std::int64_t k = in.integer(row, where, "concurrency", 0, true);
+    if (k < 2 || k > 4096) in.fail(where + ".concurrency", "must be 2..4096");
+    s.batch = static_cast<int>(b);
+    s.concurrency = static_cast<int>(k);
+    if (i > 0) {
+      const BatchSlowdown& p = c.sharing.batch_slowdown.back();
+      if (s.batch < p.batch || (s.batch == p.batch && s.concurrency <= p.concurrency))
+        in.fail(where, "rows must be ascending by batch, then by concurrency, and distinct");
+    }
+    s.factor = read_factors(in, row, where, c.lengths_s.size());
+    c.sharing.batch_slowdown.push_back(std::move(s));
   }
 }
 
@@ -101,6 +136,11 @@ json calibration_to_json(const Calibration& c) {
     json& levels = out["sharing"]["slowdown"] = json::array();
     for (const SlowdownLevel& s : c.sharing.slowdown)
       levels.push_back({{"concurrency", s.concurrency}, {"factor", s.factor}});
+  }
+  if (!c.sharing.batch_slowdown.empty()) {
+    json& rows = out["sharing"]["batch_slowdown"] = json::array();
+    for (const BatchSlowdown& s : c.sharing.batch_slowdown)
+      rows.push_back({{"batch", s.batch}, {"concurrency", s.concurrency}, {"factor", s.factor}});
   }
   return out;
 }
@@ -184,6 +224,7 @@ Calibration parse_calibration(const json& j, const std::string& path) {
     c.time_ms.push_back(std::move(row));
   }
   read_slowdown(in, s, c);
+  read_batch_slowdown(in, s, c);
   c.overhead_ms = in.num(j, "", "overhead_ms");
   c.per_audio_second_ms = in.num(j, "", "per_audio_second_ms");
   const json& pm = in.obj(j, "", "peak_memory");

@@ -43,11 +43,23 @@ struct SlowdownLevel {
   bool operator==(const SlowdownLevel&) const = default;
 };
 
+/// Latency of batches under load: with `concurrency` callers each making calls of `batch` references
+/// cycling through every length, a call of lengths_s[l] lasted factor[l] times its alone time (the
+/// grid's time_ms for that batch size and length), on average.
+struct BatchSlowdown {
+  int batch = 2;
+  int concurrency = 2;
+  std::vector<double> factor;  ///< One per length (aligned with Calibration::lengths_s), each > 0.
+
+  bool operator==(const BatchSlowdown&) const = default;
+};
+
 /// How calls share the device. Without a capacity curve: `streams` calls run at once, first come
 /// first served, each lasting the surface's time times `stream_slowdown` (a GPU: one stream). With
 /// one: every call in flight shares the device (a CPU's cores), n calls together completing
 /// effective(n) lone calls' worth of work (processor sharing, SharedDevice); with a `slowdown` table
-/// as well, a call of length L among n in flight lasts its alone time times slowdown(n, L) instead.
+/// as well, a call of length L among n in flight lasts its alone time times slowdown(n, L) instead,
+/// and with `batch_slowdown` a batch call takes its factor from the rows of its batch size.
 struct CalibrationSharing {
   int streams = 1;               ///< Calls running at once (a GPU stream: 1).
   double stream_slowdown = 1;    ///< Factor on each call's time while it shares the device (>= 1 typical).
@@ -59,6 +71,9 @@ struct CalibrationSharing {
   /// Measured latency under load per length, concurrency ascending and distinct (optional; empty for
   /// presets and files written before it was measured).
   std::vector<SlowdownLevel> slowdown;
+  /// Measured latency of batch calls under load per length, by batch size then concurrency, both
+  /// ascending (optional: only with `slowdown`; each batch one of batch_sizes, above 1).
+  std::vector<BatchSlowdown> batch_slowdown;
 };
 
 struct Calibration {
