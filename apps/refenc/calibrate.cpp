@@ -194,7 +194,8 @@ int run(const CalibrateOptions& o) {
       clip_names.empty() ? "" : " --clips " + clip_names, ctx.host);
   c.assumptions.push_back(
       "each time is the median of " + std::to_string(o.repeats) +
-      " calls, one per round over the whole grid (odd rounds reversed) after one warm-up call per point, on " +
+      " calls, one per round over the whole grid (odd rounds reversed; round r's batches start at clip slot r) "
+      "after one warm-up call per point, on " +
       (decoded.empty() ? std::string("seeded synthetic clips (partials plus noise) of the stated lengths")
                        : "the stated lengths cut from " + std::to_string(decoded.size()) +
                              " given clip(s), decoded as the model's hook decodes them, placed end to end"));
@@ -208,9 +209,12 @@ int run(const CalibrateOptions& o) {
                              ? synthetic_clip(lengths[l], info.sample_rate, 100 * l + static_cast<std::uint64_t>(b))
                              : clip_from(decoded, slot, lengths[l], info.sample_rate));
     }
-  auto call = [&](int batch, std::size_t l) {
+  // A call of `batch` clips of length l, from slot `first` on: the slot moves with every round and
+  // call, so each point's samples cover every slot's content (its cost varies with the content).
+  auto call = [&](int batch, std::size_t l, std::size_t first) {
     std::vector<encoders::NetworkItem> items;
-    for (int b = 0; b < batch; ++b) items.push_back({clips[l][static_cast<std::size_t>(b)]});
+    for (int b = 0; b < batch; ++b)
+      items.push_back({clips[l][(first + static_cast<std::size_t>(b)) % static_cast<std::size_t>(o.batch_max)]});
     auto t0 = Clock::now();
     net->encode(items);
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -226,11 +230,11 @@ int run(const CalibrateOptions& o) {
   // rounds in reverse): a slow spell of the machine costs each point one sample, not all of its samples.
   const std::size_t nb = c.batch_sizes.size(), nl = lengths.size();
   std::vector<std::vector<double>> samples(nb * nl);
-  for (std::size_t p = 0; p < nb * nl; ++p) call(c.batch_sizes[p / nl], p % nl);
+  for (std::size_t p = 0; p < nb * nl; ++p) call(c.batch_sizes[p / nl], p % nl, 0);
   for (int r = 0; r < o.repeats; ++r)
     for (std::size_t i = 0; i < nb * nl; ++i) {
       const std::size_t p = r % 2 ? nb * nl - 1 - i : i;
-      samples[p].push_back(call(c.batch_sizes[p / nl], p % nl));
+      samples[p].push_back(call(c.batch_sizes[p / nl], p % nl, static_cast<std::size_t>(r)));
     }
   for (std::size_t b = 0; b < nb; ++b) {
     std::vector<double> row;
@@ -262,12 +266,12 @@ int run(const CalibrateOptions& o) {
       std::vector<std::thread> threads;
       for (int i = 0; i < k; ++i)
         threads.emplace_back([&, i] {
-          call(batch, 0);  // this thread's warm-up, on the shortest length
+          call(batch, 0, 0);  // this thread's warm-up, on the shortest length
           start.arrive_and_wait();
           auto& mine = ms[static_cast<std::size_t>(i)];
           for (std::size_t n = 0; n < static_cast<std::size_t>(rounds) * nl; ++n) {
             const std::size_t l = (static_cast<std::size_t>(i) + n) % nl;
-            mine[l].push_back(call(batch, l));
+            mine[l].push_back(call(batch, l, static_cast<std::size_t>(i) + n / nl));
           }
         });
       start.arrive_and_wait();
