@@ -13,10 +13,10 @@
 
 #include <fmt/format.h>
 
+#include "audio/reference_loader.hpp"
 #include "command.hpp"
 #include "core/error.hpp"
 #include "encoder_backend.hpp"
-#include "audio/reference_loader.hpp"
 #include "encoders/encoder_hook.hpp"
 #include "encoders/network.hpp"
 #include "profile/run/calibration_presets.hpp"
