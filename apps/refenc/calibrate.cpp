@@ -316,31 +316,28 @@ int run(const CalibrateOptions& o) {
       std::cout << fmt::format(" c{} {:.2f}x", k, c.sharing.capacity.back().second) << std::flush;
     }
     std::cout << '\n';
-    print_header("slowdown");
-    for (std::size_t i = 0; i < levels_k.size(); ++i) {
-      profile::SlowdownLevel s{levels_k[i], {}};
-      std::cout << fmt::format("  {:>6}", fmt::format("c{}", s.concurrency));
+    // One printed row of factors: each length's mean latency under load over its alone time.
+    auto factors = [&](const std::string& label, const Level& m, const std::vector<double>& alone_ms) {
+      std::vector<double> f;
+      std::cout << fmt::format("  {:>6}", label);
       for (std::size_t l = 0; l < nl; ++l) {
-        s.factor.push_back(std::max(1e-3, measured[i].mean_ms[l]) / c.time_ms[0][l]);
-        std::cout << fmt::format(" {:>9.2f}", s.factor.back());
+        f.push_back(std::max(1e-3, m.mean_ms[l]) / alone_ms[l]);
+        std::cout << fmt::format(" {:>9.2f}", f.back());
       }
-      std::cout << '\n';
-      c.sharing.slowdown.push_back(std::move(s));
-    }
+      std::cout << '\n' << std::flush;
+      return f;
+    };
+    print_header("slowdown");
+    for (std::size_t i = 0; i < levels_k.size(); ++i)
+      c.sharing.slowdown.push_back({levels_k[i], factors(fmt::format("c{}", levels_k[i]), measured[i], c.time_ms[0])});
     // Batches: k callers of each batch size above 1, at least 4 x repeats calls per length.
     if (!batch_levels.empty()) {
       print_header("batch slowdown");
       for (std::size_t b = 1; b < nb; ++b)
         for (int k : batch_levels) {
           const Level m = measure(k, c.batch_sizes[b], std::max(2, (4 * o.repeats + k - 1) / k));
-          profile::BatchSlowdown s{c.batch_sizes[b], k, {}};
-          std::cout << fmt::format("  {:>6}", fmt::format("b{} c{}", s.batch, k));
-          for (std::size_t l = 0; l < nl; ++l) {
-            s.factor.push_back(std::max(1e-3, m.mean_ms[l]) / c.time_ms[b][l]);
-            std::cout << fmt::format(" {:>9.2f}", s.factor.back());
-          }
-          std::cout << '\n' << std::flush;
-          c.sharing.batch_slowdown.push_back(std::move(s));
+          c.sharing.batch_slowdown.push_back(
+              {c.batch_sizes[b], k, factors(fmt::format("b{} c{}", c.batch_sizes[b], k), m, c.time_ms[b])});
         }
     }
     const double effective = c.sharing.capacity.back().second;
