@@ -74,13 +74,18 @@ std::string last_log_line(const std::string& dir) {
 bool redis_server_available() { return !server_program().empty(); }
 
 int redis_server_major() {
-  FILE* p = ::popen("redis-server --version 2>/dev/null", "r");
+  // "Redis server v=7.0.15 ..." from redis-server; "redis-check-rdb 7.0.15" from the multi-call binary.
+  const std::string program = server_program();
+  if (program.empty()) return 0;
+  FILE* p = ::popen((program + " --version 2>/dev/null").c_str(), "r");
   if (!p) return 0;
   char buf[256] = {0};
   std::string out = std::fgets(buf, sizeof buf, p) ? buf : "";
   ::pclose(p);
   const auto v = out.find("v=");
-  return v == std::string::npos ? 0 : std::atoi(out.c_str() + v + 2);
+  if (v != std::string::npos) return std::atoi(out.c_str() + v + 2);
+  const auto space = out.find(' ');
+  return space == std::string::npos ? 0 : std::atoi(out.c_str() + space + 1);
 }
 
 int free_loopback_port() {

@@ -26,7 +26,7 @@ namespace refenc {
 /// profiler needs no system service installed.
 bool redis_server_available();
 
-/// Major version of the `redis-server` on PATH (0 when unknown).
+/// Major version of the server `redis_server_available` found (0 when unknown).
 int redis_server_major();
 
 /// A TCP port on 127.0.0.1 that nobody listens on now (bound to port 0, then released).
