@@ -30,10 +30,10 @@ BlockCacheStats cpu_tensor_block_stats();
 
 /// Sets LibTorch's intra-op threads and, where LibTorch runs on OpenBLAS, OpenBLAS's threads to the
 /// same count, so that `threads: 1` means one thread per encode: OpenBLAS's own pool otherwise
-/// stays at one thread per core, its idle workers spin beside the callers, and how it splits a product
-/// over them changes the summation order with the product's shape (a batch's codes then differ from a
-/// single encode's). Every encoder built calls it, with LibTorch's current count when its `threads`
-/// is 0. `threads` > 0.
+/// stays at one thread per core and its idle workers spin beside the callers. (How it splits a product
+/// over its threads depends on the product's shape; the proxies call it with one shape per weight, so
+/// their batch parity does not depend on the count, see nn_blocks.hpp.) Every encoder built calls it,
+/// with LibTorch's current count when its `threads` is 0. `threads` > 0.
 void set_torch_threads(int threads);
 
 /// OpenBLAS's thread count, or 0 when LibTorch does not run on OpenBLAS.

@@ -180,12 +180,91 @@ CausalConv1dImpl::CausalConv1dImpl(SeededInit& init, std::int64_t cin, std::int6
   if (with_bias) bias = register_parameter("bias", torch::zeros({cout}));
 }
 
+namespace {
+
+/// OpenBLAS computes a product's rows (the rows of x in x W^T) in groups of 12, the last `rows mod 12`
+/// with other kernels (8/4/2/1 wide) that round differently, and a row's bits also depend on its place
+/// in its group; on several threads it splits the rows (and W's rows) by the product's shape. So every
+/// call here has one shape per weight, tile_rows(K, M) rows (the last tile zero-padded), and every
+/// sequence starts a tile: however OpenBLAS splits a call, it splits every call alike, and a frame
+/// meets the same kernels at the same place whatever the batch or the padded length. Tiles are a
+/// multiple of kRowQuantum rows, whole groups for the wide kernels.
+constexpr std::int64_t kRowQuantum = 48;
+/// A product's tile costs about this many multiply-adds, a convolution's window 4 times as many (its
+/// inputs are long): padding the last one wastes little (a fraction of a millisecond; short clips
+/// pay it on every layer), and a long input takes few calls.
+constexpr std::int64_t kTileMacs = std::int64_t{1} << 20;
+
+bool row_invariant_path(const torch::Tensor& x) { return x.device().is_cpu() && x.scalar_type() == torch::kFloat32; }
+
+/// Rows per product call for a [K, M] weight, `macs` multiply-adds a call: a multiple of kRowQuantum.
+std::int64_t tile_rows(std::int64_t k, std::int64_t m, std::int64_t macs = kTileMacs) {
+  return std::max(kRowQuantum, macs / (k * m) / kRowQuantum * kRowQuantum);
+}
+
+/// tile [n, K] W^T + bias for n <= rows: computed as a zero-padded [rows, K] row-major tile (a
+/// transposed view would reach another packing routine), the first n rows returned.
+torch::Tensor tile_product(const torch::Tensor& tile, const torch::Tensor& wt, const torch::Tensor& bias,
+                           std::int64_t rows) {
+  const std::int64_t n = tile.size(0);
+  torch::Tensor in = n < rows ? at::constant_pad_nd(tile, {0, 0, 0, rows - n}) : tile.contiguous();
+  torch::Tensor y = bias.defined() ? at::addmm(bias, in, wt) : at::mm(in, wt);
+  return n < rows ? y.narrow(0, 0, n) : y;
+}
+
+}  // namespace
+
+torch::Tensor linear_rows(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
+  if (!row_invariant_path(x) || weight.scalar_type() != torch::kFloat32) return at::linear(x, weight, bias);
+  // Each sequence of x [..., T, K] starts a tile (T zero-padded to a whole number of tiles), so frame
+  // t sits at place t mod step of a tile, as it does when the clip runs alone.
+  const std::int64_t k = weight.size(1), m = weight.size(0), t = x.dim() >= 3 ? x.size(-2) : 0;
+  const std::int64_t step = tile_rows(k, m), extra = t ? (step - t % step) % step : 0;
+  const torch::Tensor in = extra ? at::constant_pad_nd(x, {0, 0, 0, extra}) : x;
+  const torch::Tensor rows = in.reshape({-1, k}), wt = weight.t();
+  const std::int64_t n = rows.size(0);
+  std::vector<std::int64_t> shape(in.sizes().begin(), in.sizes().end());
+  shape.back() = m;
+  torch::Tensor out;
+  if (n <= step) {
+    out = tile_product(rows, wt, bias, step).view(shape);
+  } else {
+    out = torch::empty({n, m}, x.options());
+    for (std::int64_t r = 0; r < n; r += step) {
+      const std::int64_t len = std::min(step, n - r);
+      out.narrow(0, r, len).copy_(tile_product(rows.narrow(0, r, len), wt, bias, step));
+    }
+    out = out.view(shape);
+  }
+  return extra ? out.narrow(-2, 0, t) : out;
+}
+
 torch::Tensor CausalConv1dImpl::forward(const torch::Tensor& x) {
-  const std::int64_t pad = (kernel - 1) * dilation - (stride - 1);
+  const std::int64_t pad = (kernel - 1) * dilation - (stride - 1), no_pad = 0;
   torch::Tensor padded = pad > 0 ? at::constant_pad_nd(x, {pad, 0}) : x;
-  const std::int64_t no_pad = 0;
-  return at::conv1d(padded, weight, bias, at::IntArrayRef(stride), at::IntArrayRef(no_pad), at::IntArrayRef(dilation),
-                    groups);
+  auto conv = [&](const torch::Tensor& in) {
+    return at::conv1d(in, weight, bias, at::IntArrayRef(stride), at::IntArrayRef(no_pad), at::IntArrayRef(dilation),
+                      groups);
+  };
+  if (!row_invariant_path(padded)) return conv(padded);  // other devices and dtypes promise no exact bits
+  // The library picks its algorithm, blocking and thread split by the input's shape, so a frame's bits
+  // would depend on the batch and the padded length. Each clip runs alone, in windows of a fixed number
+  // of output frames starting at its frame 0 (the last window zero-padded): every call has the same
+  // shape, and frame t sits at the same place in the same window whatever else is in the batch.
+  const std::int64_t b = padded.size(0), cout = weight.size(0), span = (kernel - 1) * dilation + 1;
+  const std::int64_t frames = (padded.size(2) - span) / stride + 1;
+  const std::int64_t window = std::max<std::int64_t>(256, tile_rows(weight.size(1) * kernel, cout, 4 * kTileMacs));
+  const std::int64_t window_in = (window - 1) * stride + span;
+  torch::Tensor out = torch::empty({b, cout, frames}, padded.options());
+  for (std::int64_t i = 0; i < b; ++i) {
+    for (std::int64_t t = 0; t < frames; t += window) {
+      const std::int64_t len = std::min(window, frames - t), start = t * stride;
+      torch::Tensor in = padded.narrow(0, i, 1).narrow(2, start, std::min(window_in, padded.size(2) - start));
+      if (in.size(2) < window_in) in = at::constant_pad_nd(in, {0, window_in - in.size(2)});
+      out[i].narrow(1, t, len).copy_(conv(in)[0].narrow(1, 0, len));
+    }
+  }
+  return out;
 }
 
 LinearImpl::LinearImpl(SeededInit& init, std::int64_t in, std::int64_t out, bool with_bias) {
@@ -193,7 +272,7 @@ LinearImpl::LinearImpl(SeededInit& init, std::int64_t in, std::int64_t out, bool
   if (with_bias) bias = register_parameter("bias", torch::zeros({out}));
 }
 
-torch::Tensor LinearImpl::forward(const torch::Tensor& x) { return at::linear(x, weight, bias); }
+torch::Tensor LinearImpl::forward(const torch::Tensor& x) { return linear_rows(x, weight, bias); }
 
 namespace {
 
@@ -353,9 +432,9 @@ torch::Tensor ResidualVQImpl::forward(const torch::Tensor& z, std::int64_t stage
     if (cosine) {
       // Dividing by |e| does not change the argmax; only the codebook rows are normalised.
       torch::Tensor cn = cb * at::rsqrt((cb * cb).sum(-1, true) + 1e-12);
-      idx = at::matmul(e, cn.t()).argmax(-1);
+      idx = linear_rows(e, cn, {}).argmax(-1);
     } else {
-      torch::Tensor dist = (cb * cb).sum(-1) - 2 * at::matmul(e, cb.t());
+      torch::Tensor dist = (cb * cb).sum(-1) - 2 * linear_rows(e, cb, {});
       idx = dist.argmin(-1);
     }
     codes.push_back(idx);

@@ -1,12 +1,14 @@
 // LibTorch building blocks shared by the proxy networks (internal: included by network .cpp files only).
 //
 // Weights come from a `SeededInit` (one CPU generator seeded from the config hash, drawn in
-// construction order), so a network is identical across runs and processes. Every op whose result
-// could depend on the batch size or the padded length is written so that it does not: nonlinearities
-// and norms run one scalar function per element/row (never ATen's vector-body/scalar-tail split),
-// attention uses fixed-size query blocks against a fixed-length key window, and everything else is a
-// GEMM or convolution whose per-row result does not depend on the other rows. Together with causal
-// layers this makes a right-padded batch give each item exactly its single-clip result.
+// construction order), so a network is identical across runs and processes. On CPU in float32 every
+// op whose result could depend on the batch size or the padded length is written so that it does not:
+// nonlinearities and norms run one scalar function per element/row (never ATen's vector-body/scalar-
+// tail split), attention uses fixed-size query blocks against a fixed-length key window, products
+// (`linear_rows`) and convolutions call the library with one shape per weight whatever the input
+// (fixed tiles and windows, the last zero-padded), so its kernel choice and thread split cannot move
+// a frame's bits. Together with causal layers this makes a right-padded batch give each item exactly
+// its single-clip result, on any thread count (docs/encoders.md, "Fish batch parity").
 //
 //   SeededInit init(config_hash);
 //   auto conv = std::make_shared<CausalConv1d>(init, 1, 64, 7);
@@ -54,7 +56,9 @@ torch::Tensor row_norm(const torch::Tensor& x, const torch::Tensor& weight, cons
 torch::Tensor snake(const torch::Tensor& x, const torch::Tensor& alpha);
 
 /// Causal 1-D convolution (left padding (k-1)*dilation - (stride-1)); weight normalisation folded
-/// at init. The input length must be a multiple of the stride; output length = input / stride.
+/// at init. The input length must be a multiple of the stride; output length = input / stride. On CPU
+/// in float32 an output frame's bits depend only on its clip's inputs up to it, not on the batch or
+/// the padded length.
 struct CausalConv1dImpl : torch::nn::Module {
   CausalConv1dImpl(SeededInit& init, std::int64_t cin, std::int64_t cout, std::int64_t kernel, std::int64_t stride = 1,
                    std::int64_t dilation = 1, std::int64_t groups = 1, bool bias = true);
@@ -64,7 +68,12 @@ struct CausalConv1dImpl : torch::nn::Module {
 };
 TORCH_MODULE(CausalConv1d);
 
-/// y = x W^T + b on the last dimension.
+/// x W^T + b on the last dimension (b may be undefined). On CPU in float32, for x [..., T, K] the bits of
+/// frame t depend only on that frame's row and t, not on T, the leading dimensions or the other rows:
+/// batching and right padding cannot change them (for a 2-D x, row i's depend on the row and i).
+torch::Tensor linear_rows(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
+
+/// y = x W^T + b on the last dimension (`linear_rows`).
 struct LinearImpl : torch::nn::Module {
   LinearImpl(SeededInit& init, std::int64_t in, std::int64_t out, bool bias = true);
   torch::Tensor forward(const torch::Tensor& x);

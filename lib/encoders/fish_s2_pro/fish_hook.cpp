@@ -2,8 +2,8 @@
 //
 // encode_batch pads every clip on the right to the longest (a multiple of 2048 samples), runs the
 // network once on the [B, 1, N] buffer and keeps each item's first ceil(samples / 2048) frames. The
-// network is causal and every batch-sensitive op is row-local (see nn_blocks.hpp), so each item's
-// codes are exactly its encode_one codes.
+// network is causal and every op gives a frame the same bits whatever the batch (see nn_blocks.hpp),
+// so each item's codes are exactly its encode_one codes (on CPU in float32).
 #include "encoders/network_hook.hpp"
 
 namespace refenc::encoders {
