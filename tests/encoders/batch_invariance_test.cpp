@@ -1,8 +1,9 @@
 // Batch invariance of the proxies' matrix products and convolutions (nn_blocks): on CPU in float32 a
 // sequence's outputs are bit-identical whether it runs alone or stacked with others, right-padded, at
-// any position of the batch. Library GEMMs and convolutions do not promise this (OpenBLAS rounds the
-// last rows of a product with other kernels, and a row's place in its group of rows matters), and a
-// single flipped bit can flip a vector-quantiser code on a near tie.
+// any position of the batch, on any thread count. Library GEMMs and convolutions do not promise this
+// (OpenBLAS rounds the last rows of a product with other kernels, a row's place in its group of rows
+// matters, and threads split a call by its shape), and one flipped bit can flip a quantiser code on a
+// near tie.
 #include "encoders/nn_blocks.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
