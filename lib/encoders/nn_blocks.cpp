@@ -197,11 +197,6 @@ constexpr std::int64_t kTileMacs = std::int64_t{1} << 20;
 
 bool row_invariant_path(const torch::Tensor& x) { return x.device().is_cpu() && x.scalar_type() == torch::kFloat32; }
 
-/// Rows per product call for a [K, M] weight, `macs` multiply-adds a call: a multiple of kRowQuantum.
-std::int64_t tile_rows(std::int64_t k, std::int64_t m, std::int64_t macs = kTileMacs) {
-  return std::max(kRowQuantum, macs / (k * m) / kRowQuantum * kRowQuantum);
-}
-
 /// tile [n, K] W^T + bias for n <= rows: computed as a zero-padded [rows, K] row-major tile (a
 /// transposed view would reach another packing routine), the first n rows returned.
 torch::Tensor tile_product(const torch::Tensor& tile, const torch::Tensor& wt, const torch::Tensor& bias,
@@ -213,6 +208,14 @@ torch::Tensor tile_product(const torch::Tensor& tile, const torch::Tensor& wt, c
 }
 
 }  // namespace
+
+std::int64_t tile_rows(std::int64_t k, std::int64_t m) {
+  return std::max(kRowQuantum, kTileMacs / (k * m) / kRowQuantum * kRowQuantum);
+}
+
+std::int64_t conv_window(std::int64_t k, std::int64_t m) {
+  return std::max<std::int64_t>(256, 4 * kTileMacs / (k * m) / kRowQuantum * kRowQuantum);
+}
 
 torch::Tensor linear_rows(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
   if (!row_invariant_path(x) || weight.scalar_type() != torch::kFloat32) return at::linear(x, weight, bias);
@@ -253,7 +256,7 @@ torch::Tensor CausalConv1dImpl::forward(const torch::Tensor& x) {
   // shape, and frame t sits at the same place in the same window whatever else is in the batch.
   const std::int64_t b = padded.size(0), cout = weight.size(0), span = (kernel - 1) * dilation + 1;
   const std::int64_t frames = (padded.size(2) - span) / stride + 1;
-  const std::int64_t window = std::max<std::int64_t>(256, tile_rows(weight.size(1) * kernel, cout, 4 * kTileMacs));
+  const std::int64_t window = conv_window(weight.size(1) * kernel, cout);
   const std::int64_t window_in = (window - 1) * stride + span;
   torch::Tensor out = torch::empty({b, cout, frames}, padded.options());
   for (std::int64_t i = 0; i < b; ++i) {

@@ -68,6 +68,11 @@ struct CausalConv1dImpl : torch::nn::Module {
 };
 TORCH_MODULE(CausalConv1d);
 
+/// Rows per library product call for a [M, K] weight in `linear_rows` (one shape per weight).
+std::int64_t tile_rows(std::int64_t k, std::int64_t m);
+/// Output frames per library call of a CausalConv1d with K = Cin/groups * kernel and M outputs.
+std::int64_t conv_window(std::int64_t k, std::int64_t m);
+
 /// x W^T + b on the last dimension (b may be undefined). On CPU in float32, for x [..., T, K] the bits of
 /// frame t depend only on that frame's row and t, not on T, the leading dimensions or the other rows:
 /// batching and right padding cannot change them (for a 2-D x, row i's depend on the row and i).

@@ -49,10 +49,8 @@ TEST_CASE("linear_rows gives each sequence its own bits at any batch size and le
   ThreadScope scope(threads);
   const std::int64_t k = GENERATE(64, 96, 257), m = 80;
   const torch::Tensor w = ragged_values({m, k}, 1), bias = ragged_values({m}, 2);
-  // Lengths around the 12- and 48-row groups, the longest over two tiles of rows (nn_blocks.cpp's
-  // tile_rows).
-  const std::int64_t tile = std::max<std::int64_t>(48, (std::int64_t{1} << 20) / (k * m) / 48 * 48);
-  const std::int64_t max_t = std::max<std::int64_t>(2 * tile + 29, 333);
+  // Lengths around the 12- and 48-row groups, the longest over two tiles of rows.
+  const std::int64_t max_t = std::max<std::int64_t>(2 * tile_rows(k, m) + 29, 333);
   const std::vector<std::int64_t> lengths = {1, 11, 13, 47, 49, 100, 301, max_t};
   const torch::Tensor x = ragged_values({static_cast<std::int64_t>(lengths.size()), max_t, k}, 3);
   std::vector<torch::Tensor> alone;
@@ -92,10 +90,9 @@ TEST_CASE("CausalConv1d gives each clip its own bits at any batch size and padde
     conv->bias.copy_(ragged_values({s.cout}, 4));
   }
   torch::InferenceMode guard;
-  // Lengths in multiples of the stride; the longest over one window of output frames (nn_blocks.cpp).
-  const std::int64_t window = std::max<std::int64_t>(
-      256, (std::int64_t{1} << 22) / (s.cin / s.groups * s.kernel * s.cout) / 48 * 48);
-  const std::vector<std::int64_t> frames = {1, 13, 48, 97, 500, window + 30};
+  // Lengths in multiples of the stride; the longest over one window of output frames.
+  const std::vector<std::int64_t> frames = {1, 13, 48, 97, 500,
+                                            conv_window(s.cin / s.groups * s.kernel, s.cout) + 30};
   const std::int64_t max_n = frames.back() * s.stride;
   const torch::Tensor x = ragged_values({static_cast<std::int64_t>(frames.size()), s.cin, max_n}, 5);
   std::vector<torch::Tensor> alone;
