@@ -54,6 +54,8 @@ void run_capacity_sweeps(const SweepInputs& in, RunRecord& run) {
       s.arm.batch_workers = matched_batch_workers(conc, in.spec.encoder.device, in.cores);
     arms.push_back(std::move(s));
   }
+  CellWarmup own_warmup;
+  CellWarmup& cell_warmup = in.warmup ? *in.warmup : own_warmup;
   auto stopped = [&] { return in.stop && in.stop->load(); };
   auto next_rate = [&](ArmSweep& s) -> std::optional<double> {
     if (!cap.rates.empty())
@@ -77,10 +79,8 @@ void run_capacity_sweeps(const SweepInputs& in, RunRecord& run) {
       std::vector<WorkItem> warmup;
       for (int w = 0; warmup_refs > 0 && w < m.warmup_requests(conc); ++w)
         warmup.push_back(work_item(static_cast<std::size_t>(w), static_cast<std::size_t>(measured + w % warmup_refs)));
-      if (!warmup.empty())
-        run_requests(*service, warmup,
-                     {.concurrency = std::min<int>(conc, static_cast<int>(warmup.size())), .stop = in.stop}, nullptr,
-                     in.backend.info().frame_rate);
+      cell_warmup.run(*service, warmup, largest_calls(s.arm, conc, in.backend.intra_op_threads()),
+                      {.concurrency = conc, .stop = in.stop}, in.backend.info().frame_rate);
       RunOptions ro{.concurrency = conc,
                     .open_loop = true,
                     .rate_per_s = *rate,

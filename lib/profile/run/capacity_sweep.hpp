@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "profile/record/run_record.hpp"
+#include "profile/run/cell_warmup.hpp"
 #include "profile/run/manifest.hpp"
 #include "profile/run/model_backend.hpp"
 #include "profile/run/reference_set.hpp"
@@ -31,6 +32,7 @@ struct SweepInputs {
   unsigned cores = 1;
   const std::atomic<bool>* stop = nullptr;
   bool sleep_synthesis = true;
+  CellWarmup* warmup = nullptr;  ///< The model's warm-up (call shapes it primed); null: a fresh one.
 };
 
 /// Runs the sweeps of `in.spec`'s model (manifest.capacity must be set) and appends them, with their

@@ -20,7 +20,9 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -64,6 +66,14 @@ class ServiceHandle {
   /// Encodes each kept request alone through the hook (outside the service: nothing is cached or
   /// counted), compares it with the kept artifact, and forgets the kept ones.
   virtual std::vector<ParityCheck> check_parity() { return {}; }
+  /// Runs `calls` encoder calls at once through the hook, outside the service (nothing is cached or
+  /// counted): each one batch of every item of `items` when the hook batches and there are several,
+  /// else a single encode of the first. Returns when all are done. Failures are ignored: priming only
+  /// warms the process (CellWarmup), and the cell's own requests meet and record any error.
+  virtual void prime(std::span<const WorkItem> items, int calls) {
+    (void)items;
+    (void)calls;
+  }
 };
 
 /// The service options of an arm over the manifest's memory-tier bounds: every backend builds its
@@ -147,6 +157,31 @@ std::unique_ptr<ServiceHandle> make_service_handle(std::shared_ptr<Service> serv
         out.push_back(std::move(c));
       }
       return out;
+    }
+    void prime(std::span<const WorkItem> items, int calls) override {
+      auto& hook = service_->hook();
+      using Input = std::decay_t<decltype(hook.normalize_input(std::declval<const Raw&>()))>;
+      std::vector<Input> inputs;
+      try {
+        for (const WorkItem& w : items) inputs.push_back(hook.normalize_input(to_raw_(w)));
+      } catch (const std::exception&) {
+        return;
+      }
+      if (inputs.empty()) return;
+      std::vector<const Input*> batch;
+      for (const Input& in : inputs) batch.push_back(&in);
+      const bool batched = batch.size() > 1 && hook.can_encode_batch();
+      std::vector<std::jthread> threads;
+      for (int c = 0; c < calls; ++c)
+        threads.emplace_back([&] {
+          try {
+            if (batched)
+              hook.encode_batch(batch);
+            else
+              hook.encode_one(*batch.front());
+          } catch (const std::exception&) {
+          }
+        });
     }
 
    private:

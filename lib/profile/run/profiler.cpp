@@ -17,6 +17,7 @@
 #include "profile/record/run_folder.hpp"
 #include "profile/render/text_report.hpp"
 #include "profile/run/capacity_sweep.hpp"
+#include "profile/run/cell_warmup.hpp"
 #include "profile/run/cell_metrics.hpp"
 #include "profile/run/cell_plan.hpp"
 #include "profile/run/reference_schedule.hpp"
@@ -174,6 +175,7 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
     if (stopped()) break;
     std::unique_ptr<ModelBackend> backend = factory(spec);
     const ModelEntry& info = backend->info();
+    CellWarmup cell_warmup;  // the backend's process: each call shape primed once
     ModelEntry entry = info;
     entry.name = spec.name;
     entry.eligibility = eligibility(info);
@@ -263,11 +265,8 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
               for (int w = 0; warmup_refs > 0 && w < manifest.warmup_requests(conc); ++w)
                 warmup.push_back(
                     work_item(static_cast<std::size_t>(w), static_cast<std::size_t>(measured + w % warmup_refs)));
-              if (!warmup.empty()) {
-                RunOptions wo{.concurrency = std::min<int>(conc, static_cast<int>(warmup.size())),
-                              .stop = options.stop};
-                run_requests(*service, warmup, wo, nullptr, info.frame_rate);
-              }
+              cell_warmup.run(*service, warmup, largest_calls(cell_arm, conc, backend->intra_op_threads()),
+                              {.concurrency = conc, .stop = options.stop}, info.frame_rate);
               // Parity: every batched artifact of a cold cell, a sample elsewhere; checked after the timed window.
               const std::size_t parity_sample =
                   phase.kind == Phase::cold || arm.parity_sample == 0 ? 0 : static_cast<std::size_t>(arm.parity_sample);
@@ -327,8 +326,9 @@ ProfileResult run_profile(const Manifest& manifest, const BackendFactory& factor
       }
     }
     if (manifest.capacity && !stopped())
-      run_capacity_sweeps(
-          {manifest, spec, *backend, arms, refs, run.context.cores, options.stop, options.sleep_synthesis}, run);
+      run_capacity_sweeps({manifest, spec, *backend, arms, refs, run.context.cores, options.stop,
+                           options.sleep_synthesis, &cell_warmup},
+                          run);
   }
   progress.finish();
   result.interrupted = stopped();
