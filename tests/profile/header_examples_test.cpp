@@ -22,6 +22,7 @@
 #include "profile/render/reuse_text.hpp"
 #include "profile/run/capacity_sweep.hpp"
 #include "profile/run/cell_metrics.hpp"
+#include "profile/run/cell_warmup.hpp"
 #include "profile/run/device_queue.hpp"
 #include "profile/run/synthetic_device.hpp"
 #include "profile/verdict/capacity_gate.hpp"
@@ -382,6 +383,15 @@ TEST_CASE("header examples: run") {
   CHECK(p95 > 0);
   REQUIRE(cell.reuse);
   CHECK(cell.reuse->requests == 2);
+  {
+    // run/cell_warmup.hpp
+    std::vector<WorkItem> warmup_items = items;
+    int conc = 2;
+    ArmSpec arm;  // M4a: one single call of the longest per worker
+    CellWarmup warmup;  // one per model: its backend's process-wide memory is what priming warms
+    warmup.run(*handle, warmup_items, largest_calls(arm, conc, /*threads=*/0), {.concurrency = conc}, frame_rate);
+    CHECK(warmup.primed().count(CallShape{1, 2, 0}) == 1);
+  }
   {
     // run/reference_schedule.hpp
     ReferenceSpec spec;
