@@ -194,8 +194,8 @@ int run(const CalibrateOptions& o) {
       clip_names.empty() ? "" : " --clips " + clip_names, ctx.host);
   c.assumptions.push_back(
       "each time is the median of " + std::to_string(o.repeats) +
-      " calls, one per round over the whole grid (odd rounds reversed; round r's batches start at clip slot r) "
-      "after one warm-up call per point, on " +
+      " calls, one per round over the whole grid (odd rounds reversed; round r's batches start at clip slot r; "
+      "each round followed by that round's sharing measurements) after one warm-up call per point, on " +
       (decoded.empty() ? std::string("seeded synthetic clips (partials plus noise) of the stated lengths")
                        : "the stated lengths cut from " + std::to_string(decoded.size()) +
                              " given clip(s), decoded as the model's hook decodes them, placed end to end"));
@@ -223,19 +223,121 @@ int run(const CalibrateOptions& o) {
   std::cout << fmt::format("calibrating {} ({}) on {} [{}], {} intra-op threads\n", info.name,
                            o.module_path.empty() ? "proxy scale " + o.scale : "module " + o.module_path, o.device,
                            c.context.device_name, c.context.threads);
-  std::cout << fmt::format("  {:>6}", "batch");
-  for (double l : lengths) std::cout << fmt::format(" {:>9}", fmt::format("{:g} s", l));
-  std::cout << fmt::format("   (ms per call, median of {} rounds over the grid)\n", o.repeats) << std::flush;
-  // One warm-up call per grid point, then `repeats` rounds that each visit every point once (odd
-  // rounds in reverse): a slow spell of the machine costs each point one sample, not all of its samples.
   const std::size_t nb = c.batch_sizes.size(), nl = lengths.size();
+
+  // k concurrent callers of `batch`, each cycling through every length (caller i starts at length
+  // i mod N, so the lengths in flight stay evenly mixed): calls/s, and each length's mean latency.
+  // Caller i's n-th call starts at clip slot `slot` + i + n / N, so the content moves on with every
+  // round, caller and pass.
+  struct Level {
+    double calls_per_s = 0;
+    std::vector<double> mean_ms;  ///< Per length.
+  };
+  auto measure = [&](int k, int batch, int rounds, std::size_t slot) {
+    std::vector<std::vector<std::vector<double>>> ms(static_cast<std::size_t>(k), std::vector<std::vector<double>>(nl));
+    std::barrier start(k + 1);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < k; ++i)
+      threads.emplace_back([&, i] {
+        call(batch, 0, 0);  // this thread's warm-up, on the shortest length
+        start.arrive_and_wait();
+        auto& mine = ms[static_cast<std::size_t>(i)];
+        for (std::size_t n = 0; n < static_cast<std::size_t>(rounds) * nl; ++n) {
+          const std::size_t l = (static_cast<std::size_t>(i) + n) % nl;
+          mine[l].push_back(call(batch, l, slot + static_cast<std::size_t>(i) + n / nl));
+        }
+      });
+    start.arrive_and_wait();
+    auto t0 = Clock::now();
+    for (auto& t : threads) t.join();
+    Level out;
+    out.calls_per_s = static_cast<double>(k) * rounds * static_cast<double>(nl) /
+                      std::chrono::duration<double>(Clock::now() - t0).count();
+    for (std::size_t l = 0; l < nl; ++l) {
+      double sum = 0;
+      std::size_t count = 0;
+      for (const auto& caller : ms) {
+        for (double x : caller[l]) sum += x;
+        count += caller[l].size();
+      }
+      out.mean_ms.push_back(std::max(1e-3, sum / static_cast<double>(std::max<std::size_t>(1, count))));
+    }
+    return out;
+  };
+
+  // A sharing series: calls of `batch` at `levels` concurrent callers (1 first), every level once per
+  // round (odd rounds in reverse). A level's factors are ratios to the one-caller level of the same
+  // round, and the file keeps their median over rounds.
+  struct Series {
+    int batch = 1;
+    std::vector<int> levels;
+    int (*rounds_for)(int k) = nullptr;                    ///< Rounds per caller at level k.
+    std::vector<std::vector<double>> capacity;            ///< Per level: calls/s over one caller's, per round.
+    std::vector<std::vector<std::vector<double>>> ratio;  ///< Per level and length: mean latency over one caller's.
+    std::vector<double> top_calls_per_s;                  ///< The last level's calls/s, per round.
+  };
+  auto add_series = [&](std::vector<Series>& to, int batch, std::vector<int> levels, int (*rounds_for)(int)) {
+    Series s;
+    s.batch = batch;
+    s.capacity.resize(levels.size());
+    s.ratio.assign(levels.size(), std::vector<std::vector<double>>(nl));
+    s.levels = std::move(levels);
+    s.rounds_for = rounds_for;
+    to.push_back(std::move(s));
+  };
+  auto sharing_round = [&](Series& s, int r) {
+    const std::size_t nk = s.levels.size();
+    std::vector<Level> m(nk);
+    for (std::size_t j = 0; j < nk; ++j) {
+      const std::size_t i = r % 2 ? nk - 1 - j : j;
+      m[i] = measure(s.levels[i], s.batch, s.rounds_for(s.levels[i]), static_cast<std::size_t>(r));
+    }
+    for (std::size_t i = 0; i < nk; ++i) {
+      s.capacity[i].push_back(m[i].calls_per_s / m[0].calls_per_s);
+      for (std::size_t l = 0; l < nl; ++l) s.ratio[i][l].push_back(m[i].mean_ms[l] / m[0].mean_ms[l]);
+    }
+    s.top_calls_per_s.push_back(m.back().calls_per_s);
+  };
+  // Batch 1 at 1 and every --concurrency level: rounds per caller shrink as k grows (k callers give k
+  // calls of each length per round), so the high levels stay short; every length still gets at least 8
+  // calls per level and round (means of a noisy shared CPU need them), every caller at least 2 rounds.
+  // Then each batch size above 1 at one caller and the batch levels, 2 rounds per caller.
+  std::vector<Series> series;
+  std::vector<int> levels_k{1};
+  if (!o.concurrency.empty()) {
+    for (int k : o.concurrency)
+      if (k > 1) levels_k.push_back(k);
+    std::sort(levels_k.begin(), levels_k.end());
+    levels_k.erase(std::unique(levels_k.begin(), levels_k.end()), levels_k.end());
+    add_series(series, 1, levels_k, [](int k) { return std::max(2, (8 + k - 1) / k); });
+    if (!batch_levels.empty()) {
+      std::vector<int> levels_b{1};
+      levels_b.insert(levels_b.end(), batch_levels.begin(), batch_levels.end());
+      for (std::size_t b = 1; b < nb; ++b) add_series(series, c.batch_sizes[b], levels_b, [](int) { return 2; });
+    }
+  }
+
+  // One warm-up call per grid point, then `repeats` rounds. Each round visits every grid point once
+  // (odd rounds in reverse) and then runs every sharing series once. So a slow spell of the machine
+  // costs each figure one sample of its median, and the times alone and the factors applied to them
+  // span the same minutes: this VM drifts by 10-20% over minutes, and a grid measured in one minute
+  // read its times alone 25% slower than another's minutes later, while factors measured apart from
+  // the grid and divided by it took that drift in (one-caller factors read 0.90-1.20 that way).
   std::vector<std::vector<double>> samples(nb * nl);
   for (std::size_t p = 0; p < nb * nl; ++p) call(c.batch_sizes[p / nl], p % nl, 0);
-  for (int r = 0; r < o.repeats; ++r)
+  std::cout << fmt::format("  {} rounds of the grid{} ", o.repeats, series.empty() ? "" : " and the sharing levels")
+            << std::flush;
+  for (int r = 0; r < o.repeats; ++r) {
     for (std::size_t i = 0; i < nb * nl; ++i) {
       const std::size_t p = r % 2 ? nb * nl - 1 - i : i;
       samples[p].push_back(call(c.batch_sizes[p / nl], p % nl, static_cast<std::size_t>(r)));
     }
+    for (Series& s : series) sharing_round(s, r);
+    std::cout << '.' << std::flush;
+  }
+  std::cout << '\n' << fmt::format("  {:>6}", "batch");
+  for (double l : lengths) std::cout << fmt::format(" {:>9}", fmt::format("{:g} s", l));
+  std::cout << fmt::format("   (ms per call, median of {} rounds)\n", o.repeats);
   for (std::size_t b = 0; b < nb; ++b) {
     std::vector<double> row;
     std::cout << fmt::format("  {:>6}", c.batch_sizes[b]);
@@ -252,111 +354,64 @@ int run(const CalibrateOptions& o) {
   std::cout << fmt::format("  fit (batch 1): {:.1f} ms per call + {:.1f} ms per second of reference\n", c.overhead_ms,
                            c.per_audio_second_ms);
 
-  if (!o.concurrency.empty()) {
-    // k concurrent callers of `batch`, each cycling through every length (caller i starts at length
-    // i mod N, so the lengths in flight stay evenly mixed): calls/s, and each length's mean latency.
-    struct Level {
-      double calls_per_s = 0;
-      std::vector<double> mean_ms;  ///< Per length.
+  if (!series.empty()) {
+    auto factors = [&](const Series& s, std::size_t i) {
+      std::vector<double> f;
+      for (std::size_t l = 0; l < nl; ++l) f.push_back(i == 0 ? 1.0 : median(s.ratio[i][l]));
+      return f;
     };
-    auto measure = [&](int k, int batch, int rounds) {
-      std::vector<std::vector<std::vector<double>>> ms(static_cast<std::size_t>(k),
-                                                       std::vector<std::vector<double>>(nl));
-      std::barrier start(k + 1);
-      std::vector<std::thread> threads;
-      for (int i = 0; i < k; ++i)
-        threads.emplace_back([&, i] {
-          call(batch, 0, 0);  // this thread's warm-up, on the shortest length
-          start.arrive_and_wait();
-          auto& mine = ms[static_cast<std::size_t>(i)];
-          for (std::size_t n = 0; n < static_cast<std::size_t>(rounds) * nl; ++n) {
-            const std::size_t l = (static_cast<std::size_t>(i) + n) % nl;
-            mine[l].push_back(call(batch, l, static_cast<std::size_t>(i) + n / nl));
-          }
-        });
-      start.arrive_and_wait();
-      auto t0 = Clock::now();
-      for (auto& t : threads) t.join();
-      Level out;
-      out.calls_per_s = static_cast<double>(k) * rounds * static_cast<double>(nl) /
-                        std::chrono::duration<double>(Clock::now() - t0).count();
-      for (std::size_t l = 0; l < nl; ++l) {
-        double sum = 0;
-        std::size_t count = 0;
-        for (const auto& caller : ms) {
-          for (double x : caller[l]) sum += x;
-          count += caller[l].size();
-        }
-        out.mean_ms.push_back(sum / static_cast<double>(std::max<std::size_t>(1, count)));
-      }
-      return out;
+    auto print_row = [&](const std::string& label, const std::vector<double>& f) {
+      std::cout << fmt::format("  {:>6}", label);
+      for (double x : f) std::cout << fmt::format(" {:>9.2f}", x);
+      std::cout << '\n';
     };
     auto print_header = [&](const char* what) {
       std::cout << fmt::format("  {:>6}", "load");
       for (double l : lengths) std::cout << fmt::format(" {:>9}", fmt::format("{:g} s", l));
-      std::cout << "   (" << what << ": mean latency under load / alone)\n";
+      std::cout << "   (" << what << ": mean latency under load / one caller's, median of " << o.repeats
+                << " rounds)\n";
     };
-    // Batch 1: rounds per caller shrink as k grows (k callers give k calls of each length per round),
-    // so the high levels stay short; every length still gets at least 8 x repeats calls per level
-    // (means of a noisy shared CPU need them), and every caller at least 2 rounds.
-    std::vector<int> levels_k{1};
-    for (int k : o.concurrency)
-      if (k > 1) levels_k.push_back(k);
-    std::sort(levels_k.begin(), levels_k.end());
-    levels_k.erase(std::unique(levels_k.begin(), levels_k.end()), levels_k.end());
-    std::vector<Level> measured;
-    std::cout << "  sharing, batch 1, lengths mixed" << std::flush;
-    for (int k : levels_k) {
-      measured.push_back(measure(k, 1, std::max(2, (8 * o.repeats + k - 1) / k)));
-      const double x = measured.back().calls_per_s;
-      if (k == 1) std::cout << fmt::format(" ({:.2f} calls/s alone):", x);
-      c.sharing.capacity.emplace_back(k, k == 1 ? 1.0 : x / measured.front().calls_per_s);
-      c.sharing.measured_concurrency = k;
-      c.sharing.throughput_per_s = x;
-      std::cout << fmt::format(" c{} {:.2f}x", k, c.sharing.capacity.back().second) << std::flush;
+    const Series& single = series.front();
+    std::cout << "  sharing, batch 1, lengths mixed (calls/s over one caller's):";
+    for (std::size_t i = 0; i < levels_k.size(); ++i) {
+      c.sharing.capacity.emplace_back(levels_k[i], i == 0 ? 1.0 : median(single.capacity[i]));
+      std::cout << fmt::format(" c{} {:.2f}x", levels_k[i], c.sharing.capacity.back().second);
     }
+    c.sharing.measured_concurrency = levels_k.back();
+    c.sharing.throughput_per_s = median(single.top_calls_per_s);
     std::cout << '\n';
-    // One printed row of factors: each length's mean latency under load over its alone time.
-    auto factors = [&](const std::string& label, const Level& m, const std::vector<double>& alone_ms) {
-      std::vector<double> f;
-      std::cout << fmt::format("  {:>6}", label);
-      for (std::size_t l = 0; l < nl; ++l) {
-        f.push_back(std::max(1e-3, m.mean_ms[l]) / alone_ms[l]);
-        std::cout << fmt::format(" {:>9.2f}", f.back());
-      }
-      std::cout << '\n' << std::flush;
-      return f;
-    };
     print_header("slowdown");
-    for (std::size_t i = 0; i < levels_k.size(); ++i)
-      c.sharing.slowdown.push_back({levels_k[i], factors(fmt::format("c{}", levels_k[i]), measured[i], c.time_ms[0])});
-    // Batches: k callers of each batch size above 1, at least 4 x repeats calls per length.
-    if (!batch_levels.empty()) {
-      print_header("batch slowdown");
-      for (std::size_t b = 1; b < nb; ++b)
-        for (int k : batch_levels) {
-          const Level m = measure(k, c.batch_sizes[b], std::max(2, (4 * o.repeats + k - 1) / k));
-          c.sharing.batch_slowdown.push_back(
-              {c.batch_sizes[b], k, factors(fmt::format("b{} c{}", c.batch_sizes[b], k), m, c.time_ms[b])});
-        }
+    for (std::size_t i = 0; i < levels_k.size(); ++i) {
+      c.sharing.slowdown.push_back({levels_k[i], factors(single, i)});
+      print_row(fmt::format("c{}", levels_k[i]), c.sharing.slowdown.back().factor);
     }
+    if (series.size() > 1) print_header("batch slowdown");
+    for (std::size_t s = 1; s < series.size(); ++s)
+      for (std::size_t i = 1; i < series[s].levels.size(); ++i) {
+        c.sharing.batch_slowdown.push_back({series[s].batch, series[s].levels[i], factors(series[s], i)});
+        print_row(fmt::format("b{} c{}", series[s].batch, series[s].levels[i]), c.sharing.batch_slowdown.back().factor);
+      }
+    std::cout << std::flush;
     const double effective = c.sharing.capacity.back().second;
     c.sharing.streams = std::max(1, static_cast<int>(std::lround(effective)));
     c.sharing.stream_slowdown = c.sharing.streams / effective;
     c.assumptions.push_back(fmt::format(
         "sharing: k concurrent callers of batch 1, each cycling through every length (caller i starting at "
-        "length i mod {}), max(2, ceil(8 x {} / k)) rounds each after one warm-up call; capacity[k] = calls/s "
-        "with k callers over calls/s with one; slowdown[k][l] = mean latency of the length-l calls with k "
-        "callers over time_ms[0][l]; the modelled device runs a call of length L among n in flight at "
-        "1 / slowdown(n, L) of its alone speed (a batch: its longest reference, its alone time from the grid)",
+        "length i mod {0}), every k once in each of the {1} rounds (after that round's grid calls; 1 first, odd "
+        "rounds in reverse), max(2, ceil(8 / k)) rounds per caller after one warm-up call; capacity[k] = calls/s "
+        "with k callers over calls/s with one, slowdown[k][l] = mean latency of the length-l calls with k callers "
+        "over that with one, each the median over rounds of the ratio within a round (so 1 at k = 1); the "
+        "modelled device runs a call of length L among n in flight at 1 / slowdown(n, L) of its alone speed, "
+        "time_ms (a batch: its longest reference, its alone time from the grid)",
         nl, o.repeats));
     if (!batch_levels.empty())
       c.assumptions.push_back(fmt::format(
-          "batches under load: for each batch size b above 1 and k in {{{}}}, k concurrent callers of batch b "
-          "cycling through the lengths as above, max(2, ceil(4 x {} / k)) rounds each after one warm-up call; "
-          "batch_slowdown[b, k][l] = their mean latency at length l over time_ms[b][l]; a batch call's factor "
-          "comes from its size's rows (linear between sizes, batch 1's growth beyond the last k)",
-          list(batch_levels), o.repeats));
+          "batches under load: for each batch size b above 1, in each round, one caller and k in {{{0}}} "
+          "concurrent callers of batch b, cycling through the lengths as above, 2 rounds per caller; "
+          "batch_slowdown[b, k][l] = the median over rounds of their mean latency at length l over one "
+          "caller's in the same round (applied to time_ms[b][l]); a batch call's factor comes from its size's "
+          "rows (linear between sizes, batch 1's growth beyond the last k)",
+          list(batch_levels)));
   } else {
     c.assumptions.push_back("sharing not measured (no --concurrency): one stream, calls at their alone time");
   }
@@ -383,7 +438,8 @@ Registration reg{
       app.add_option("--batch-max", o->batch_max, "Largest batch (sizes 1, 2, 4, ... and this)")->capture_default_str();
       app.add_option("--lengths", o->lengths, "Reference lengths in seconds")->delimiter(',')->capture_default_str();
       app.add_option("--repeats", o->repeats,
-                     "Timed calls per grid point (the sharing run makes at least 8x as many per length and level)")
+                     "Rounds: each times every grid point once, then measures every sharing level (at least 8 calls "
+                     "per length and level, every factor a ratio to one caller in the same round)")
           ->capture_default_str();
       app.add_option("--concurrency", o->concurrency,
                      "Concurrent callers for the sharing measurement (throughput and latency per length), "

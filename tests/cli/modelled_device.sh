@@ -45,6 +45,8 @@ check "calibrate: context names host, CPU and LibTorch" test "$(jq -r '[.context
 check "calibrate: capacity measured at 1 and 2" test "$(jq -c '.sharing.capacity | map(.[0])' "$work/cal.json")" = '[1,2]'
 check "calibrate: slowdown per length at 1 and 2" test "$(jq -c '.sharing.slowdown | map([.concurrency, (.factor | length)])' "$work/cal.json")" = '[[1,2],[2,2]]'
 check "calibrate prints the slowdown" grep -q '^      c2 ' "$work/calibrate.out"
+check "calibrate: one caller's factors are 1 (every factor is a ratio to one caller in the same pass)" \
+  test "$(jq -c '.sharing.slowdown[0].factor' "$work/cal.json")" = '[1,1]'
 check "calibrate: batches of 2 under load, 2 callers (the default on this host)" \
   test "$(jq -c '.sharing.batch_slowdown | map([.batch, .concurrency, (.factor | length)])' "$work/cal.json")" = '[[2,2,2]]'
 check "calibrate prints the batch slowdown" grep -q '^   b2 c2 ' "$work/calibrate.out"
