@@ -232,6 +232,8 @@ int run(const CalibrateOptions& o) {
   struct Level {
     double calls_per_s = 0;
     std::vector<double> mean_ms;  ///< Per length.
+    double log_ss = 0;        ///< Sum over lengths of the squared deviations of ln(ms) from their length's mean.
+    std::size_t log_dof = 0;  ///< Its degrees of freedom: calls minus lengths with a call.
   };
   auto measure = [&](int k, int batch, int rounds, std::size_t slot) {
     std::vector<std::vector<std::vector<double>>> ms(static_cast<std::size_t>(k), std::vector<std::vector<double>>(nl));
@@ -254,13 +256,18 @@ int run(const CalibrateOptions& o) {
     out.calls_per_s = static_cast<double>(k) * rounds * static_cast<double>(nl) /
                       std::chrono::duration<double>(Clock::now() - t0).count();
     for (std::size_t l = 0; l < nl; ++l) {
-      double sum = 0;
+      double sum = 0, log_sum = 0;
       std::size_t count = 0;
       for (const auto& caller : ms) {
-        for (double x : caller[l]) sum += x;
+        for (double x : caller[l]) sum += x, log_sum += std::log(std::max(1e-3, x));
         count += caller[l].size();
       }
       out.mean_ms.push_back(std::max(1e-3, sum / static_cast<double>(std::max<std::size_t>(1, count))));
+      if (count == 0) continue;
+      const double mean_log = log_sum / static_cast<double>(count);
+      for (const auto& caller : ms)
+        for (double x : caller[l]) out.log_ss += std::pow(std::log(std::max(1e-3, x)) - mean_log, 2);
+      out.log_dof += count - 1;
     }
     return out;
   };
@@ -275,11 +282,17 @@ int run(const CalibrateOptions& o) {
     std::vector<std::vector<double>> capacity;            ///< Per level: calls/s over one caller's, per round.
     std::vector<std::vector<std::vector<double>>> ratio;  ///< Per level and length: mean latency over one caller's.
     std::vector<double> top_calls_per_s;                  ///< The last level's calls/s, per round.
+    std::vector<double> log_ss;                            ///< Per level: Level::log_ss summed over rounds.
+    std::vector<std::size_t> log_dof;                      ///< Per level: Level::log_dof summed over rounds.
+    /// Level i's spread: the pooled standard deviation of ln latency within a length and round.
+    double spread(std::size_t i) const { return log_dof[i] ? std::sqrt(log_ss[i] / static_cast<double>(log_dof[i])) : 0; }
   };
   auto add_series = [&](std::vector<Series>& to, int batch, std::vector<int> levels, int (*rounds_for)(int)) {
     Series s;
     s.batch = batch;
     s.capacity.resize(levels.size());
+    s.log_ss.assign(levels.size(), 0);
+    s.log_dof.assign(levels.size(), 0);
     s.ratio.assign(levels.size(), std::vector<std::vector<double>>(nl));
     s.levels = std::move(levels);
     s.rounds_for = rounds_for;
@@ -297,6 +310,10 @@ int run(const CalibrateOptions& o) {
       for (std::size_t l = 0; l < nl; ++l) s.ratio[i][l].push_back(m[i].mean_ms[l] / m[0].mean_ms[l]);
     }
     s.top_calls_per_s.push_back(m.back().calls_per_s);
+    for (std::size_t i = 0; i < nk; ++i) {
+      s.log_ss[i] += m[i].log_ss;
+      s.log_dof[i] += m[i].log_dof;
+    }
   };
   // Batch 1 at 1 and every --concurrency level: rounds per caller shrink as k grows (k callers give k
   // calls of each length per round), so the high levels stay short; every length still gets at least 8
@@ -360,16 +377,17 @@ int run(const CalibrateOptions& o) {
       for (std::size_t l = 0; l < nl; ++l) f.push_back(i == 0 ? 1.0 : median(s.ratio[i][l]));
       return f;
     };
-    auto print_row = [&](const std::string& label, const std::vector<double>& f) {
+    auto print_row = [&](const std::string& label, const std::vector<double>& f, double spread) {
       std::cout << fmt::format("  {:>6}", label);
       for (double x : f) std::cout << fmt::format(" {:>9.2f}", x);
-      std::cout << '\n';
+      std::cout << fmt::format(" {:>9.3f}\n", spread);
     };
     auto print_header = [&](const char* what) {
       std::cout << fmt::format("  {:>6}", "load");
       for (double l : lengths) std::cout << fmt::format(" {:>9}", fmt::format("{:g} s", l));
-      std::cout << "   (" << what << ": mean latency under load / one caller's, median of " << o.repeats
-                << " rounds)\n";
+      std::cout << fmt::format(" {:>9}", "spread") << "   (" << what
+                << ": mean latency under load / one caller's, median of " << o.repeats
+                << " rounds; spread: sigma of ln latency within a length)\n";
     };
     const Series& single = series.front();
     std::cout << "  sharing, batch 1, lengths mixed (calls/s over one caller's):";
@@ -382,14 +400,16 @@ int run(const CalibrateOptions& o) {
     std::cout << '\n';
     print_header("slowdown");
     for (std::size_t i = 0; i < levels_k.size(); ++i) {
-      c.sharing.slowdown.push_back({levels_k[i], factors(single, i)});
-      print_row(fmt::format("c{}", levels_k[i]), c.sharing.slowdown.back().factor);
+      c.sharing.slowdown.push_back({levels_k[i], factors(single, i), single.spread(i)});
+      print_row(fmt::format("c{}", levels_k[i]), c.sharing.slowdown.back().factor, single.spread(i));
     }
     if (series.size() > 1) print_header("batch slowdown");
     for (std::size_t s = 1; s < series.size(); ++s)
       for (std::size_t i = 1; i < series[s].levels.size(); ++i) {
-        c.sharing.batch_slowdown.push_back({series[s].batch, series[s].levels[i], factors(series[s], i)});
-        print_row(fmt::format("b{} c{}", series[s].batch, series[s].levels[i]), c.sharing.batch_slowdown.back().factor);
+        c.sharing.batch_slowdown.push_back(
+            {series[s].batch, series[s].levels[i], factors(series[s], i), series[s].spread(i)});
+        print_row(fmt::format("b{} c{}", series[s].batch, series[s].levels[i]), c.sharing.batch_slowdown.back().factor,
+                  series[s].spread(i));
       }
     std::cout << std::flush;
     const double effective = c.sharing.capacity.back().second;
@@ -400,20 +420,24 @@ int run(const CalibrateOptions& o) {
         "length i mod {0}), every k once in each of the {1} rounds (after that round's grid calls; 1 first, odd "
         "rounds in reverse), max(2, ceil(8 / k)) rounds per caller after one warm-up call; capacity[k] = calls/s "
         "with k callers over calls/s with one, slowdown[k][l] = mean latency of the length-l calls with k callers "
-        "over that with one, each the median over rounds of the ratio within a round (so 1 at k = 1); the "
-        "modelled device runs a call of length L among n in flight at 1 / slowdown(n, L) of its alone speed, "
-        "time_ms (a batch: its longest reference, its alone time from the grid)",
+        "over that with one, each the median over rounds of the ratio within a round (so 1 at k = 1); "
+        "slowdown[k].spread = sqrt(sum of squared deviations of ln(latency) from the mean ln of the same length "
+        "and round / (calls - lengths)), pooled over lengths and rounds; the modelled device runs a call of "
+        "length L among n in flight at 1 / (slowdown(n, L) exp(spread z - spread^2 / 2)) of its alone speed, "
+        "z the call's standard normal seeded by its content, time_ms (a batch: its longest reference, its alone "
+        "time from the grid)",
         nl, o.repeats));
     if (!batch_levels.empty())
       c.assumptions.push_back(fmt::format(
           "batches under load: for each batch size b above 1, in each round, one caller and k in {{{0}}} "
           "concurrent callers of batch b, cycling through the lengths as above, 2 rounds per caller; "
           "batch_slowdown[b, k][l] = the median over rounds of their mean latency at length l over one "
-          "caller's in the same round (applied to time_ms[b][l]); a batch call's factor comes from its size's "
-          "rows (linear between sizes, batch 1's growth beyond the last k)",
+          "caller's in the same round (applied to time_ms[b][l]), and its spread as batch 1's; a batch call's "
+          "factor comes from its size's rows (linear between sizes, batch 1's growth beyond the last k), its "
+          "spread likewise (flat beyond the last k, batch 1's alone spread at n = 1)",
           list(batch_levels)));
   } else {
-    c.assumptions.push_back("sharing not measured (no --concurrency): one stream, calls at their alone time");
+    c.assumptions.push_back("sharing not measured (no --concurrency): one stream, calls at their alone time, no per-call spread");
   }
   c.peak_memory_bytes = peak_rss();
   c.peak_memory_kind = c.peak_memory_bytes ? "rss" : "";

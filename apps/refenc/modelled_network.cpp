@@ -56,25 +56,32 @@ class ModelledNetwork final : public encoders::Network {
 
   std::vector<encoders::NetworkOutput> encode(std::span<const encoders::NetworkItem> items) override {
     std::size_t longest = 0;
-    for (const auto& it : items) longest = std::max(longest, it.samples.size());
+    std::uint64_t content = 0;  // the batch's content, whatever its order: the seed of its spread draw
+                                // (the same clips, the same draw)
+    std::vector<std::uint64_t> seeds;
+    for (const auto& it : items) {
+      longest = std::max(longest, it.samples.size());
+      seeds.push_back(clip_seed(it.samples));
+      content += Values{seeds.back()}.next();
+    }
     const double seconds = static_cast<double>(longest) / info_.sample_rate;
     const int batch = static_cast<int>(items.size());
     if (device_.shared)
-      device_.shared->run(surface_->call_seconds(batch, seconds), seconds, batch);
+      device_.shared->run(surface_->call_seconds(batch, seconds), seconds, batch, profile::standard_normal(content));
     else
       device_.queue->run(std::chrono::duration_cast<profile::DeviceQueue::Clock::duration>(
           std::chrono::duration<double>(surface_->device_seconds(batch, seconds))));
     std::vector<encoders::NetworkOutput> out;
     out.reserve(items.size());
-    for (const auto& it : items) out.push_back(artifact(it));
+    for (std::size_t i = 0; i < items.size(); ++i) out.push_back(artifact(items[i], seeds[i]));
     return out;
   }
 
   const encoders::EncoderConfig& config() const override { return config_; }
 
  private:
-  encoders::NetworkOutput artifact(const encoders::NetworkItem& it) const {
-    Values v{clip_seed(it.samples)};
+  encoders::NetworkOutput artifact(const encoders::NetworkItem& it, std::uint64_t seed) const {
+    Values v{seed};
     const std::int64_t frames = info_.frames_for(static_cast<std::int64_t>(it.samples.size()));
     encoders::NetworkOutput o;
     if (info_.name == "fish-s2-pro") {

@@ -50,6 +50,8 @@ check "calibrate: one caller's factors are 1 (every factor is a ratio to one cal
 check "calibrate: batches of 2 under load, 2 callers (the default on this host)" \
   test "$(jq -c '.sharing.batch_slowdown | map([.batch, .concurrency, (.factor | length)])' "$work/cal.json")" = '[[2,2,2]]'
 check "calibrate prints the batch slowdown" grep -q '^   b2 c2 ' "$work/calibrate.out"
+check "calibrate: every level and batch row has its spread, in (0, 3)" \
+  test "$(jq '[.sharing.slowdown[], .sharing.batch_slowdown[]] | map(.spread > 0 and .spread < 3) | all' "$work/cal.json")" = true
 check "calibrate: the source names the clips" grep -q -- '--clips .*en-m-16k.flac' <(jq -r .source "$work/cal.json")
 check "calibrate: the assumptions say the content is the given clips" \
   grep -q 'cut from 2 given clip(s)' <(jq -r '.assumptions[0]' "$work/cal.json")

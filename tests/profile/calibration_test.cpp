@@ -13,6 +13,7 @@
 #include "profile/run/shared_device.hpp"
 
 #include <barrier>
+#include <cmath>
 #include <thread>
 
 using namespace refenc::profile;
@@ -362,6 +363,70 @@ TEST_CASE("two batches in flight each last their alone time times their batch ro
   CHECK(batched > 0.8 * 2.5);
   CHECK(single > 0.8 * 1.0);
   CHECK(batched > 1.6 * single);  // 2.5x in the model
+}
+
+TEST_CASE("a level's spread round-trips, is optional and is checked") {
+  Calibration c = grid();  // batch sizes {1, 2, 4}, lengths {2, 4}
+  c.sharing.slowdown = {{1, {1.0, 1.0}, 0.04}, {2, {1.1, 1.05}, 0.12}};
+  c.sharing.batch_slowdown = {{4, 2, {1.2, 1.1}, 0.17}};
+  const json j = calibration_to_json(c);
+  CHECK(j["sharing"]["slowdown"][1]["spread"] == 0.12);
+  CHECK(j["sharing"]["batch_slowdown"][0]["spread"] == 0.17);
+  const Calibration back = parse_calibration(j, "cal.json");
+  CHECK(back.sharing.slowdown == c.sharing.slowdown);
+  CHECK(back.sharing.batch_slowdown == c.sharing.batch_slowdown);
+  // Without it (older files): 0, and written without the key.
+  c.sharing.slowdown[1].spread = 0;
+  CHECK_FALSE(calibration_to_json(c)["sharing"]["slowdown"][1].contains("spread"));
+  json bad = j;
+  bad["sharing"]["slowdown"][1]["spread"] = -0.1;
+  CHECK(parse_error(bad) == "cal.json: sharing.slowdown[1].spread: must be a number in [0, 3]");
+  bad = j;
+  bad["sharing"]["batch_slowdown"][0]["spread"] = "wide";
+  CHECK(parse_error(bad) == "cal.json: sharing.batch_slowdown[0].spread: must be a number in [0, 3]");
+}
+
+TEST_CASE("the shared device's spread interpolates in concurrency and batch size") {
+  SharedDevice none({}, {2, 4}, {{2, {1.1, 1.1}}});
+  CHECK(none.spread(2) == 0);
+  CHECK(SharedDevice({{2, 1.5}}).spread(2) == 0);
+  SharedDevice cpu({}, {2, 4}, {{1, {1, 1}, 0.05}, {2, {1.1, 1.1}, 0.1}, {8, {4, 4}, 0.3}},
+                   {{4, 2, {1.2, 1.2}, 0.2}, {4, 4, {2.0, 2.0}, 0.4}});
+  CHECK(cpu.spread(1) == Approx(0.05));
+  CHECK(cpu.spread(5) == Approx(0.2));   // linear in n between levels
+  CHECK(cpu.spread(16) == Approx(0.3));  // flat beyond the last
+  CHECK(cpu.spread(2, 4) == Approx(0.2));
+  CHECK(cpu.spread(3, 4) == Approx(0.3));
+  CHECK(cpu.spread(8, 4) == Approx(0.4));                 // flat beyond its last level
+  CHECK(cpu.spread(1, 4) == Approx(0.05));                // alone: batch 1's
+  CHECK(cpu.spread(2, 2) == Approx(0.1 + 0.1 / 3));       // linear between batch 1 and batch 4
+  CHECK(cpu.spread(2, 8) == Approx(0.2));                 // above the largest size: the largest's
+}
+
+TEST_CASE("a call's standard normal is seeded and standard") {
+  CHECK(standard_normal(42) == standard_normal(42));
+  CHECK(standard_normal(42) != standard_normal(43));
+  double sum = 0, sq = 0;
+  constexpr int n = 20000;
+  for (int i = 0; i < n; ++i) {
+    const double z = standard_normal(static_cast<std::uint64_t>(i));
+    sum += z;
+    sq += z * z;
+  }
+  CHECK(std::abs(sum / n) < 0.03);
+  CHECK(std::sqrt(sq / n - (sum / n) * (sum / n)) == Approx(1).epsilon(0.03));
+}
+
+TEST_CASE("a call's draw of the spread scales its time by exp(sigma z - sigma^2 / 2)") {
+  // Alone with a measured spread of 0.5: z = 2 lasts exp(0.875) = 2.4x its work, z = -2 exp(-1.125) =
+  // 0.32x. Bounded below (the device never finishes early); the spread checked as a ratio.
+  SharedDevice cpu({}, {2, 4}, {{1, {1, 1}, 0.5}, {2, {1.1, 1.1}, 0.5}});
+  const double slow = cpu.run(0.1, 3, 1, 2), fast = cpu.run(0.1, 3, 1, -2);
+  INFO("z = 2: " << slow << " s, z = -2: " << fast << " s");
+  CHECK(slow > 0.8 * 0.24);
+  CHECK(fast > 0.8 * 0.032);
+  CHECK(slow > 4 * fast);  // 7.4x in the model
+  CHECK(cpu.run(0.05, 3, 1, 0) > 0.8 * 0.05 * std::exp(-0.125));
 }
 
 TEST_CASE("without a slowdown table the shared device shares by its capacity curve, whatever the length") {

@@ -41,6 +41,15 @@ std::vector<double> read_factors(const JsonFields& in, const json& level, const 
   return out;
 }
 
+/// `row.spread` (optional): a number in [0, 3], 0 when absent.
+double read_spread(const JsonFields& in, const json& row, const std::string& where) {
+  const json* x = in.find(row, "spread");
+  if (!x) return 0;
+  if (!x->is_number() || !(x->get<double>() >= 0) || !(x->get<double>() <= 3))
+    in.fail(where + ".spread", "must be a number in [0, 3]");
+  return x->get<double>();
+}
+
 /// sharing.slowdown (optional): read after lengths_s, whose count each level's factors must match.
 void read_slowdown(const JsonFields& in, const json& sharing, Calibration& c) {
   const json& levels = in.arr(sharing, "sharing", "slowdown");
@@ -55,6 +64,7 @@ void read_slowdown(const JsonFields& in, const json& sharing, Calibration& c) {
     if (i > 0 && s.concurrency <= c.sharing.slowdown.back().concurrency)
       in.fail(where + ".concurrency", "levels must be ascending and distinct");
     s.factor = read_factors(in, level, where, c.lengths_s.size());
+    s.spread = read_spread(in, level, where);
     c.sharing.slowdown.push_back(std::move(s));
   }
 }
@@ -82,6 +92,7 @@ void read_batch_slowdown(const JsonFields& in, const json& sharing, Calibration&
         in.fail(where, "rows must be ascending by batch, then by concurrency, and distinct");
     }
     s.factor = read_factors(in, row, where, c.lengths_s.size());
+    s.spread = read_spread(in, row, where);
     c.sharing.batch_slowdown.push_back(std::move(s));
   }
 }
@@ -134,13 +145,17 @@ json calibration_to_json(const Calibration& c) {
            {"peak_memory", {{"bytes", c.peak_memory_bytes}, {"kind", c.peak_memory_kind}}}};
   if (!c.sharing.slowdown.empty()) {
     json& levels = out["sharing"]["slowdown"] = json::array();
-    for (const SlowdownLevel& s : c.sharing.slowdown)
+    for (const SlowdownLevel& s : c.sharing.slowdown) {
       levels.push_back({{"concurrency", s.concurrency}, {"factor", s.factor}});
+      if (s.spread > 0) levels.back()["spread"] = s.spread;
+    }
   }
   if (!c.sharing.batch_slowdown.empty()) {
     json& rows = out["sharing"]["batch_slowdown"] = json::array();
-    for (const BatchSlowdown& s : c.sharing.batch_slowdown)
+    for (const BatchSlowdown& s : c.sharing.batch_slowdown) {
       rows.push_back({{"batch", s.batch}, {"concurrency", s.concurrency}, {"factor", s.factor}});
+      if (s.spread > 0) rows.back()["spread"] = s.spread;
+    }
   }
   return out;
 }

@@ -36,20 +36,25 @@ struct CalibrationContext {
 
 /// Latency under load at one concurrency: with `concurrency` callers of batch 1 cycling through every
 /// length, a call of lengths_s[l] lasted factor[l] times its alone time (time_ms[0][l]), on average.
+/// `spread` is how those latencies varied around their length's mean: the standard deviation of the
+/// natural log of a call's latency from the mean log of its length's calls in the same round, pooled
+/// over lengths and rounds (the overlap of calls, content and moment; not the drift between rounds).
 struct SlowdownLevel {
   int concurrency = 1;
   std::vector<double> factor;  ///< One per length (aligned with Calibration::lengths_s), each > 0.
+  double spread = 0;           ///< In [0, 3]; 0: not measured.
 
   bool operator==(const SlowdownLevel&) const = default;
 };
 
 /// Latency of batches under load: with `concurrency` callers each making calls of `batch` references
 /// cycling through every length, a call of lengths_s[l] lasted factor[l] times its alone time (the
-/// grid's time_ms for that batch size and length), on average.
+/// grid's time_ms for that batch size and length), on average; `spread` as in SlowdownLevel.
 struct BatchSlowdown {
   int batch = 2;
   int concurrency = 2;
   std::vector<double> factor;  ///< One per length (aligned with Calibration::lengths_s), each > 0.
+  double spread = 0;           ///< In [0, 3]; 0: not measured.
 
   bool operator==(const BatchSlowdown&) const = default;
 };

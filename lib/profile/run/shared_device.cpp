@@ -1,6 +1,8 @@
 #include "profile/run/shared_device.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <numbers>
 
 namespace refenc::profile {
 namespace {
@@ -10,7 +12,33 @@ constexpr double kMinFactor = 1e-3;
 /// Linear through (x0, y0), (x1, y1) evaluated at x (x0 != x1).
 double lerp(double x0, double y0, double x1, double y1, double x) { return y0 + (y1 - y0) * (x - x0) / (x1 - x0); }
 
+/// `value(level)` linear in n between `levels` (ascending by concurrency), flat outside them.
+template <class Level, class Value>
+double along_levels(const std::vector<Level>& levels, int n, Value value) {
+  if (n <= levels.front().concurrency) return value(levels.front());
+  for (std::size_t i = 1; i < levels.size(); ++i)
+    if (levels[i].concurrency >= n)
+      return lerp(levels[i - 1].concurrency, value(levels[i - 1]), levels[i].concurrency, value(levels[i]), n);
+  return value(levels.back());
+}
+
+/// splitmix64.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+/// A uniform in (0, 1) from the top 53 bits of `x`.
+double unit(std::uint64_t x) { return (static_cast<double>(x >> 11) + 0.5) / 9007199254740992.0; }
+
 }  // namespace
+
+double standard_normal(std::uint64_t seed) {
+  const std::uint64_t a = mix(seed), b = mix(a);
+  return std::sqrt(-2 * std::log(unit(a))) * std::cos(2 * std::numbers::pi * unit(b));
+}
 
 SharedDevice::SharedDevice(std::vector<std::pair<int, double>> capacity, std::vector<double> lengths_s,
                            std::vector<SlowdownLevel> slowdown, std::vector<BatchSlowdown> batch_slowdown)
@@ -74,13 +102,7 @@ double SharedDevice::at_length(const std::vector<double>& f, double length_s) co
 }
 
 double SharedDevice::single_factor(int n, double length_s) const {
-  for (std::size_t i = 0; i < slowdown_.size(); ++i) {
-    if (slowdown_[i].concurrency == n) return at_length(slowdown_[i].factor, length_s);
-    if (slowdown_[i].concurrency > n)  // i > 0: the first level is 1
-      return lerp(slowdown_[i - 1].concurrency, at_length(slowdown_[i - 1].factor, length_s), slowdown_[i].concurrency,
-                  at_length(slowdown_[i].factor, length_s), n);
-  }
-  return at_length(slowdown_.back().factor, length_s);
+  return along_levels(slowdown_, n, [&](const SlowdownLevel& s) { return at_length(s.factor, length_s); });
 }
 
 double SharedDevice::batch_factor(const BatchRows& rows, int n, double length_s) const {
@@ -96,19 +118,45 @@ double SharedDevice::batch_factor(const BatchRows& rows, int n, double length_s)
   return f0 * single_factor(n, length_s) / single_factor(k0, length_s);
 }
 
+template <class At>
+double SharedDevice::across_batches(int batch, double single, At at) const {
+  int b0 = 1;
+  double v0 = single;
+  for (const BatchRows& rows : batches_) {
+    const double v = at(rows);
+    if (rows.batch >= batch) return lerp(b0, v0, rows.batch, v, batch);
+    b0 = rows.batch;
+    v0 = v;
+  }
+  return v0;
+}
+
 double SharedDevice::slowdown(int n, double length_s, int batch) const {
   if (slowdown_.empty()) return 1;
   n = std::max(1, n);
-  if (batch <= 1 || batches_.empty()) return single_factor(n, length_s);
-  int b0 = 1;
-  double f0 = single_factor(n, length_s);
-  for (const BatchRows& rows : batches_) {
-    const double f = batch_factor(rows, n, length_s);
-    if (rows.batch >= batch) return lerp(b0, f0, rows.batch, f, batch);
-    b0 = rows.batch;
-    f0 = f;
-  }
-  return f0;
+  const double single = single_factor(n, length_s);
+  if (batch <= 1 || batches_.empty()) return single;
+  return across_batches(batch, single, [&](const BatchRows& rows) { return batch_factor(rows, n, length_s); });
+}
+
+double SharedDevice::spread(int n, int batch) const {
+  if (slowdown_.empty()) return 0;
+  n = std::max(1, n);
+  auto sigma = [](const auto& level) { return level.spread; };
+  const double single = along_levels(slowdown_, n, sigma);
+  if (batch <= 1 || batches_.empty()) return single;
+  const double alone = along_levels(slowdown_, 1, sigma);
+  return across_batches(batch, single, [&](const BatchRows& rows) {
+    const BatchSlowdown& first = rows.levels.front();
+    return n < first.concurrency ? lerp(1, alone, first.concurrency, first.spread, n)
+                                 : along_levels(rows.levels, n, sigma);
+  });
+}
+
+double SharedDevice::job_speed(int n, const Job& j) const {
+  const double sigma = spread(n, j.batch);
+  const double s = speed(n, j.length_s, j.batch);
+  return sigma > 0 ? s / std::exp(sigma * j.z - sigma * sigma / 2) : s;
 }
 
 double SharedDevice::speed(int n, double length_s, int batch) const {
@@ -119,22 +167,22 @@ void SharedDevice::advance(Clock::time_point now) {
   if (!jobs_.empty() && now > last_) {
     const double dt = std::chrono::duration<double>(now - last_).count();
     const int n = static_cast<int>(jobs_.size());
-    for (Job& j : jobs_) j.remaining -= dt * speed(n, j.length_s, j.batch);
+    for (Job& j : jobs_) j.remaining -= dt * job_speed(n, j);
   }
   last_ = std::max(last_, now);
 }
 
-double SharedDevice::run(double alone_seconds, double length_s, int batch) {
+double SharedDevice::run(double alone_seconds, double length_s, int batch, double z) {
   const auto t0 = Clock::now();
   std::unique_lock lock(mutex_);
   advance(Clock::now());
-  auto me = jobs_.insert(jobs_.end(), Job{std::max(0.0, alone_seconds), length_s, std::max(1, batch)});
+  auto me = jobs_.insert(jobs_.end(), Job{std::max(0.0, alone_seconds), length_s, std::max(1, batch), z});
   ++calls_;
   changed_.notify_all();  // the others change speed
   while (true) {
     advance(Clock::now());
     if (me->remaining <= 1e-9) break;
-    const double left = me->remaining / speed(static_cast<int>(jobs_.size()), length_s, me->batch);
+    const double left = me->remaining / job_speed(static_cast<int>(jobs_.size()), *me);
     const auto due = last_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(left));
     changed_.wait_until(lock, due);
   }

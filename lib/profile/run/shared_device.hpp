@@ -8,7 +8,10 @@
 //   - with batch rows as well (batches of b under load, measured at some concurrency k): a batch
 //     call's factor comes from the rows of its size (see slowdown()).
 // A call's work is its alone time; callers sleep (no host CPU) until their work is done, and every
-// arrival or departure re-times the others.
+// arrival or departure re-times the others. With measured spreads (the levels' `spread`), a call's
+// factor is also multiplied by exp(sigma z - sigma^2 / 2), sigma = spread(n, batch) and z the call's own
+// standard normal: at a steady n, the latencies of one length then vary as the measured ones did, with
+// the measured mean (without it every call of a length at a given n would last exactly as long).
 //
 //   refenc::profile::SharedDevice cpu({{1, 1.0}, {2, 1.7}, {8, 1.9}});
 //   double elapsed = cpu.run(0.200);      // a 200 ms call; longer while others share the device
@@ -17,6 +20,7 @@
 //   double rate = loaded.speed(8, 3);     // 1 / 3: a 3 s call among 8 lasts 3x its alone time
 //   refenc::profile::SharedDevice batched({}, {3, 12}, {{2, {1.0, 1.0}}}, {{8, 2, {1.2, 1.1}}});
 //   double f = batched.slowdown(2, 3, 8); // 1.2: a batch of 8 beside another call lasts 1.2x alone
+//   cpu.run(0.200, 3, 1, refenc::profile::standard_normal(content_seed));  // this call's draw of the spread
 #pragma once
 
 #include <chrono>
@@ -56,9 +60,13 @@ class SharedDevice {
   /// of batch 1. Between batch sizes with rows (batch 1 always has them): linear in the batch size;
   /// above the largest: the largest's.
   double slowdown(int n, double length_s, int batch = 1) const;
-  /// Runs a call of `alone_seconds` of work on `batch` references, the longest `length_s` seconds;
-  /// blocks until done. Returns the wall seconds it took.
-  double run(double alone_seconds, double length_s = 0, int batch = 1);
+  /// The measured spread (sigma of ln latency) of a call of `batch` references with `n` calls in flight,
+  /// 0 without one: as slowdown() over the levels' `spread`, except flat beyond a batch size's last
+  /// level, and a batch size's spread at n = 1 is batch 1's.
+  double spread(int n, int batch = 1) const;
+  /// Runs a call of `alone_seconds` of work on `batch` references, the longest `length_s` seconds,
+  /// `z` its standard normal for the spread; blocks until done. Returns the wall seconds it took.
+  double run(double alone_seconds, double length_s = 0, int batch = 1, double z = 0);
 
   std::uint64_t calls() const;
 
@@ -67,6 +75,7 @@ class SharedDevice {
     double remaining;  ///< Alone-seconds of work left.
     double length_s;   ///< Reference seconds (picks the slowdown factor).
     int batch;         ///< References in the call (picks the slowdown rows).
+    double z;          ///< Its standard normal for the spread.
   };
   /// One batch size's measured levels, ascending by concurrency.
   struct BatchRows {
@@ -81,6 +90,12 @@ class SharedDevice {
   double single_factor(int n, double length_s) const;
   /// `rows`' factor for n calls in flight.
   double batch_factor(const BatchRows& rows, int n, double length_s) const;
+  /// Linear in the batch size from batch 1's `single` through each row set's `at(rows)`, the largest's
+  /// above them.
+  template <class At>
+  double across_batches(int batch, double single, At at) const;
+  /// A job's speed with `n` in flight: speed(n, length, batch) over its spread draw.
+  double job_speed(int n, const Job& j) const;
 
   std::vector<std::pair<int, double>> capacity_;
   std::vector<double> lengths_s_;
@@ -92,5 +107,8 @@ class SharedDevice {
   Clock::time_point last_{};
   std::uint64_t calls_ = 0;
 };
+
+/// A standard normal drawn from `seed` (Box-Muller over splitmix64): the same seed, the same value.
+double standard_normal(std::uint64_t seed);
 
 }  // namespace refenc::profile
