@@ -427,6 +427,8 @@ TEST_CASE("a call's draw of the spread scales its time by exp(sigma z - sigma^2 
   CHECK(fast > 0.8 * 0.032);
   CHECK(slow > 4 * fast);  // 7.4x in the model
   CHECK(cpu.run(0.05, 3, 1, 0) > 0.8 * 0.05 * std::exp(-0.125));
+  // z is clamped to [-4, 4]: z = 40 lasts as z = 4 (exp(1.875) = 6.5x), not exp(19.9)x.
+  CHECK(cpu.run(0.02, 3, 1, 40) < 60 * 0.02);
 }
 
 TEST_CASE("without a slowdown table the shared device shares by its capacity curve, whatever the length") {

@@ -176,7 +176,7 @@ double SharedDevice::run(double alone_seconds, double length_s, int batch, doubl
   const auto t0 = Clock::now();
   std::unique_lock lock(mutex_);
   advance(Clock::now());
-  auto me = jobs_.insert(jobs_.end(), Job{std::max(0.0, alone_seconds), length_s, std::max(1, batch), z});
+  auto me = jobs_.insert(jobs_.end(), Job{std::max(0.0, alone_seconds), length_s, std::max(1, batch), std::clamp(z, -4.0, 4.0)});
   ++calls_;
   changed_.notify_all();  // the others change speed
   while (true) {

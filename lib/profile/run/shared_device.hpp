@@ -65,7 +65,8 @@ class SharedDevice {
   /// level, and a batch size's spread at n = 1 is batch 1's.
   double spread(int n, int batch = 1) const;
   /// Runs a call of `alone_seconds` of work on `batch` references, the longest `length_s` seconds,
-  /// `z` its standard normal for the spread; blocks until done. Returns the wall seconds it took.
+  /// `z` its standard normal for the spread (clamped to [-4, 4], so that no draw stalls a run); blocks
+  /// until done. Returns the wall seconds it took.
   double run(double alone_seconds, double length_s = 0, int batch = 1, double z = 0);
 
   std::uint64_t calls() const;
