@@ -32,10 +32,10 @@
 #include "core/reference_encode_service.hpp"
 #include "profile/render/html_report.hpp"
 #include "profile/render/text_report.hpp"
-#include "profile/run/device_queue.hpp"
-#include "profile/run/manifest.hpp"
-#include "profile/run/profiler.hpp"
-#include "profile/run/synthetic_device.hpp"
+#include "profile/device/device_queue.hpp"
+#include "profile/manifest/manifest.hpp"
+#include "profile/orchestration/profiler.hpp"
+#include "profile/orchestration/synthetic_device.hpp"
 
 namespace {
 

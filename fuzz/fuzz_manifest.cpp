@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
-#include "profile/run/manifest.hpp"
+#include "profile/manifest/manifest.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

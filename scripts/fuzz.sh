@@ -59,9 +59,9 @@ for target in "${targets[@]}"; do
       libs=(-lcrypto "${torch_libs[@]}") ;;
     *)
       sources=("$root"/lib/audio/*.cpp "$root"/lib/core/error.cpp "$root"/lib/core/sha256.cpp
-               "$root"/lib/profile/run/manifest.cpp "$root"/lib/profile/run/reference_schedule.cpp \
-               "$root"/lib/profile/run/capacity_spec.cpp "$root"/lib/profile/run/shared_cache_value.cpp \
-               "$root"/lib/profile/run/noise_manifest.cpp "$root"/lib/profile/run/calibration_presets.cpp \
+               "$root"/lib/profile/manifest/manifest.cpp "$root"/lib/profile/manifest/reference_schedule.cpp \
+               "$root"/lib/profile/manifest/capacity_spec.cpp "$root"/lib/profile/manifest/shared_cache_value.cpp \
+               "$root"/lib/profile/manifest/noise_manifest.cpp "$root"/lib/profile/device/calibration_presets.cpp \
                "$root"/lib/profile/record/calibration.cpp "$root"/lib/profile/record/json_fields.cpp \
                "$root"/lib/profile/record/labels.cpp "$root"/lib/util/atomic_file.cpp)
       libs=(-lsndfile -lsamplerate -lcrypto -lfmt) ;;

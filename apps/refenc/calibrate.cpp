@@ -1,15 +1,14 @@
 // `refenc calibrate`: measures an encoder network's cost surface on this machine (time per call over
 // batch sizes and reference lengths, the per-call overhead fit, how concurrent calls share the device,
 // peak memory) and writes a calibration file that a modelled device reads; `--preset NAME` writes a
-// published preset instead.
+// published preset instead. The measuring is profile/device/calibrator.hpp's; this file parses the
+// options, loads the clips and the network, binds a timed call to the network and prints.
 #include <algorithm>
-#include <barrier>
 #include <chrono>
 #include <cmath>
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -19,8 +18,9 @@
 #include "encoder_backend.hpp"
 #include "encoders/encoder_hook.hpp"
 #include "encoders/network.hpp"
-#include "profile/run/calibration_presets.hpp"
-#include "profile/run/run_context.hpp"
+#include "profile/device/calibration_presets.hpp"
+#include "profile/device/calibrator.hpp"
+#include "profile/orchestration/run_context.hpp"
 
 namespace refenc::cli {
 
@@ -83,16 +83,41 @@ std::vector<float> clip_from(const std::vector<std::vector<float>>& decoded, std
   return x;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
-std::vector<int> batch_sizes(int max) {
-  std::vector<int> b;
-  for (int x = 1; x < max; x *= 2) b.push_back(x);
-  b.push_back(max);
-  return b;
+/// The measured calibration's tables: times alone, the fit, and the sharing levels when measured.
+void print_calibration(const profile::Calibration& c, int repeats) {
+  std::cout << '\n' << fmt::format("  {:>6}", "batch");
+  for (double l : c.lengths_s) std::cout << fmt::format(" {:>9}", fmt::format("{:g} s", l));
+  std::cout << fmt::format("   (ms per call, median of {} rounds)\n", repeats);
+  for (std::size_t b = 0; b < c.batch_sizes.size(); ++b) {
+    std::cout << fmt::format("  {:>6}", c.batch_sizes[b]);
+    for (double ms : c.time_ms[b]) std::cout << fmt::format(" {:>9.1f}", ms);
+    std::cout << '\n';
+  }
+  std::cout << fmt::format("  fit (batch 1): {:.1f} ms per call + {:.1f} ms per second of reference\n", c.overhead_ms,
+                           c.per_audio_second_ms);
+  if (c.sharing.slowdown.empty()) return;
+  auto print_row = [&](const std::string& label, const std::vector<double>& f, double spread) {
+    std::cout << fmt::format("  {:>6}", label);
+    for (double x : f) std::cout << fmt::format(" {:>9.2f}", x);
+    std::cout << fmt::format(" {:>9.3f}\n", spread);
+  };
+  auto print_header = [&](const char* what) {
+    std::cout << fmt::format("  {:>6}", "load");
+    for (double l : c.lengths_s) std::cout << fmt::format(" {:>9}", fmt::format("{:g} s", l));
+    std::cout << fmt::format(" {:>9}", "spread") << "   (" << what
+              << ": mean latency under load / one caller's, median of " << repeats
+              << " rounds; spread: sigma of ln latency within a length)\n";
+  };
+  std::cout << "  sharing, batch 1, lengths mixed (calls/s over one caller's):";
+  for (const auto& [k, effective] : c.sharing.capacity) std::cout << fmt::format(" c{} {:.2f}x", k, effective);
+  std::cout << '\n';
+  print_header("slowdown");
+  for (const profile::SlowdownLevel& s : c.sharing.slowdown)
+    print_row(fmt::format("c{}", s.concurrency), s.factor, s.spread);
+  if (!c.sharing.batch_slowdown.empty()) print_header("batch slowdown");
+  for (const profile::BatchSlowdown& s : c.sharing.batch_slowdown)
+    print_row(fmt::format("b{} c{}", s.batch, s.concurrency), s.factor, s.spread);
+  std::cout << std::flush;
 }
 
 int write_preset(const CalibrateOptions& o) {
@@ -164,21 +189,13 @@ int run(const CalibrateOptions& o) {
   c.context.scale = o.module_path.empty() ? o.scale : "";
   c.context.threads = encoders::torch_threads();
   c.context.date_utc = ctx.started_utc;
-  c.batch_sizes = batch_sizes(o.batch_max);
+  c.batch_sizes = profile::batch_sizes_up_to(o.batch_max);
   c.lengths_s = lengths;
   c.context.cores = static_cast<int>(ctx.cores);
   // Batches under load: min(cores, the largest --concurrency) callers by default, as many as M4b's
   // matched batch workers on this host at that concurrency.
-  std::vector<int> batch_levels;
-  if (!o.concurrency.empty() && c.batch_sizes.size() > 1) {
-    if (o.batch_concurrency.empty())
-      batch_levels.push_back(std::max(2, std::min(static_cast<int>(std::max(1u, ctx.cores)),
-                                                  *std::max_element(o.concurrency.begin(), o.concurrency.end()))));
-    else if (o.batch_concurrency != std::vector<int>{0})
-      batch_levels = o.batch_concurrency;
-    std::sort(batch_levels.begin(), batch_levels.end());
-    batch_levels.erase(std::unique(batch_levels.begin(), batch_levels.end()), batch_levels.end());
-  }
+  const std::vector<int> batch_levels =
+      profile::batch_levels(o.concurrency, o.batch_concurrency, ctx.cores, c.batch_sizes.size());
   auto list = [](const auto& v) {
     std::string out;
     for (const auto& x : v) out += (out.empty() ? "" : ",") + fmt::format("{}", x);
@@ -209,12 +226,12 @@ int run(const CalibrateOptions& o) {
                              ? synthetic_clip(lengths[l], info.sample_rate, 100 * l + static_cast<std::uint64_t>(b))
                              : clip_from(decoded, slot, lengths[l], info.sample_rate));
     }
-  // A call of `batch` clips of length l, from slot `first` on: the slot moves with every round and
-  // call, so each point's samples cover every slot's content (its cost varies with the content).
-  auto call = [&](int batch, std::size_t l, std::size_t first) {
+  // A call of `t.batch` clips of length `t.length`, from slot `t.slot` on: the slot moves with every
+  // round and call, so each point's samples cover every slot's content (its cost varies with the content).
+  auto call = [&](const profile::TimedCall& t) {
     std::vector<encoders::NetworkItem> items;
-    for (int b = 0; b < batch; ++b)
-      items.push_back({clips[l][(first + static_cast<std::size_t>(b)) % static_cast<std::size_t>(o.batch_max)]});
+    const std::size_t slots = static_cast<std::size_t>(o.batch_max);
+    for (int b = 0; b < t.batch; ++b) items.push_back({clips[t.length][(t.slot + static_cast<std::size_t>(b)) % slots]});
     auto t0 = Clock::now();
     net->encode(items);
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -223,222 +240,16 @@ int run(const CalibrateOptions& o) {
   std::cout << fmt::format("calibrating {} ({}) on {} [{}], {} intra-op threads\n", info.name,
                            o.module_path.empty() ? "proxy scale " + o.scale : "module " + o.module_path, o.device,
                            c.context.device_name, c.context.threads);
-  const std::size_t nb = c.batch_sizes.size(), nl = lengths.size();
-
-  // k concurrent callers of `batch`, each cycling through every length (caller i starts at length
-  // i mod N, so the lengths in flight stay evenly mixed): calls/s, and each length's mean latency.
-  // Caller i's n-th call starts at clip slot `slot` + i + n / N, so the content moves on with every
-  // round, caller and pass.
-  struct Level {
-    double calls_per_s = 0;
-    std::vector<double> mean_ms;  ///< Per length.
-    double log_ss = 0;        ///< Sum over lengths of the squared deviations of ln(ms) from their length's mean.
-    std::size_t log_dof = 0;  ///< Its degrees of freedom: calls minus lengths with a call.
-  };
-  auto measure = [&](int k, int batch, int rounds, std::size_t slot) {
-    std::vector<std::vector<std::vector<double>>> ms(static_cast<std::size_t>(k), std::vector<std::vector<double>>(nl));
-    std::barrier start(k + 1);
-    std::vector<std::thread> threads;
-    for (int i = 0; i < k; ++i)
-      threads.emplace_back([&, i] {
-        call(batch, 0, 0);  // this thread's warm-up, on the shortest length
-        start.arrive_and_wait();
-        auto& mine = ms[static_cast<std::size_t>(i)];
-        for (std::size_t n = 0; n < static_cast<std::size_t>(rounds) * nl; ++n) {
-          const std::size_t l = (static_cast<std::size_t>(i) + n) % nl;
-          mine[l].push_back(call(batch, l, slot + static_cast<std::size_t>(i) + n / nl));
-        }
-      });
-    start.arrive_and_wait();
-    auto t0 = Clock::now();
-    for (auto& t : threads) t.join();
-    Level out;
-    out.calls_per_s = static_cast<double>(k) * rounds * static_cast<double>(nl) /
-                      std::chrono::duration<double>(Clock::now() - t0).count();
-    for (std::size_t l = 0; l < nl; ++l) {
-      double sum = 0, log_sum = 0;
-      std::size_t count = 0;
-      for (const auto& caller : ms) {
-        for (double x : caller[l]) sum += x, log_sum += std::log(std::max(1e-3, x));
-        count += caller[l].size();
-      }
-      out.mean_ms.push_back(std::max(1e-3, sum / static_cast<double>(std::max<std::size_t>(1, count))));
-      if (count == 0) continue;
-      const double mean_log = log_sum / static_cast<double>(count);
-      for (const auto& caller : ms)
-        for (double x : caller[l]) out.log_ss += std::pow(std::log(std::max(1e-3, x)) - mean_log, 2);
-      out.log_dof += count - 1;
-    }
-    return out;
-  };
-
-  // A sharing series: calls of `batch` at `levels` concurrent callers (1 first), every level once per
-  // round (odd rounds in reverse). A level's factors are ratios to the one-caller level of the same
-  // round, and the file keeps their median over rounds.
-  struct Series {
-    int batch = 1;
-    std::vector<int> levels;
-    int (*rounds_for)(int k) = nullptr;                    ///< Rounds per caller at level k.
-    std::vector<std::vector<double>> capacity;            ///< Per level: calls/s over one caller's, per round.
-    std::vector<std::vector<std::vector<double>>> ratio;  ///< Per level and length: mean latency over one caller's.
-    std::vector<double> top_calls_per_s;                  ///< The last level's calls/s, per round.
-    std::vector<double> log_ss;                            ///< Per level: Level::log_ss summed over rounds.
-    std::vector<std::size_t> log_dof;                      ///< Per level: Level::log_dof summed over rounds.
-    /// Level i's spread: the pooled standard deviation of ln latency within a length and round.
-    double spread(std::size_t i) const { return log_dof[i] ? std::sqrt(log_ss[i] / static_cast<double>(log_dof[i])) : 0; }
-  };
-  auto add_series = [&](std::vector<Series>& to, int batch, std::vector<int> levels, int (*rounds_for)(int)) {
-    Series s;
-    s.batch = batch;
-    s.capacity.resize(levels.size());
-    s.log_ss.assign(levels.size(), 0);
-    s.log_dof.assign(levels.size(), 0);
-    s.ratio.assign(levels.size(), std::vector<std::vector<double>>(nl));
-    s.levels = std::move(levels);
-    s.rounds_for = rounds_for;
-    to.push_back(std::move(s));
-  };
-  auto sharing_round = [&](Series& s, int r) {
-    const std::size_t nk = s.levels.size();
-    std::vector<Level> m(nk);
-    for (std::size_t j = 0; j < nk; ++j) {
-      const std::size_t i = r % 2 ? nk - 1 - j : j;
-      m[i] = measure(s.levels[i], s.batch, s.rounds_for(s.levels[i]), static_cast<std::size_t>(r));
-    }
-    for (std::size_t i = 0; i < nk; ++i) {
-      s.capacity[i].push_back(m[i].calls_per_s / m[0].calls_per_s);
-      for (std::size_t l = 0; l < nl; ++l) s.ratio[i][l].push_back(m[i].mean_ms[l] / m[0].mean_ms[l]);
-    }
-    s.top_calls_per_s.push_back(m.back().calls_per_s);
-    for (std::size_t i = 0; i < nk; ++i) {
-      s.log_ss[i] += m[i].log_ss;
-      s.log_dof[i] += m[i].log_dof;
-    }
-  };
-  // Batch 1 at 1 and every --concurrency level: rounds per caller shrink as k grows (k callers give k
-  // calls of each length per round), so the high levels stay short; every length still gets at least 8
-  // calls per level and round (means of a noisy shared CPU need them), every caller at least 2 rounds.
-  // Then each batch size above 1 at one caller and the batch levels, 2 rounds per caller.
-  std::vector<Series> series;
-  std::vector<int> levels_k{1};
-  if (!o.concurrency.empty()) {
-    for (int k : o.concurrency)
-      if (k > 1) levels_k.push_back(k);
-    std::sort(levels_k.begin(), levels_k.end());
-    levels_k.erase(std::unique(levels_k.begin(), levels_k.end()), levels_k.end());
-    add_series(series, 1, levels_k, [](int k) { return std::max(2, (8 + k - 1) / k); });
-    if (!batch_levels.empty()) {
-      std::vector<int> levels_b{1};
-      levels_b.insert(levels_b.end(), batch_levels.begin(), batch_levels.end());
-      for (std::size_t b = 1; b < nb; ++b) add_series(series, c.batch_sizes[b], levels_b, [](int) { return 2; });
-    }
-  }
-
-  // One warm-up call per grid point, then `repeats` rounds. Each round visits every grid point once
-  // (odd rounds in reverse) and then runs every sharing series once. So a slow spell of the machine
-  // costs each figure one sample of its median, and the times alone and the factors applied to them
-  // span the same minutes: this VM drifts by 10-20% over minutes, and a grid measured in one minute
-  // read its times alone 25% slower than another's minutes later, while factors measured apart from
-  // the grid and divided by it took that drift in (one-caller factors read 0.90-1.20 that way).
-  std::vector<std::vector<double>> samples(nb * nl);
-  for (std::size_t p = 0; p < nb * nl; ++p) call(c.batch_sizes[p / nl], p % nl, 0);
-  std::cout << fmt::format("  {} rounds of the grid{} ", o.repeats, series.empty() ? "" : " and the sharing levels")
+  std::cout << fmt::format("  {} rounds of the grid{} ", o.repeats,
+                           o.concurrency.empty() ? "" : " and the sharing levels")
             << std::flush;
-  for (int r = 0; r < o.repeats; ++r) {
-    for (std::size_t i = 0; i < nb * nl; ++i) {
-      const std::size_t p = r % 2 ? nb * nl - 1 - i : i;
-      samples[p].push_back(call(c.batch_sizes[p / nl], p % nl, static_cast<std::size_t>(r)));
-    }
-    for (Series& s : series) sharing_round(s, r);
-    std::cout << '.' << std::flush;
-  }
-  std::cout << '\n' << fmt::format("  {:>6}", "batch");
-  for (double l : lengths) std::cout << fmt::format(" {:>9}", fmt::format("{:g} s", l));
-  std::cout << fmt::format("   (ms per call, median of {} rounds)\n", o.repeats);
-  for (std::size_t b = 0; b < nb; ++b) {
-    std::vector<double> row;
-    std::cout << fmt::format("  {:>6}", c.batch_sizes[b]);
-    for (std::size_t l = 0; l < nl; ++l) {
-      row.push_back(std::max(1e-3, median(samples[b * nl + l])));
-      std::cout << fmt::format(" {:>9.1f}", row.back());
-    }
-    std::cout << '\n';
-    c.time_ms.push_back(std::move(row));
-  }
-  auto [intercept, slope] = profile::fit_line(lengths, c.time_ms[0]);
-  c.overhead_ms = std::max(0.0, intercept);
-  c.per_audio_second_ms = slope;
-  std::cout << fmt::format("  fit (batch 1): {:.1f} ms per call + {:.1f} ms per second of reference\n", c.overhead_ms,
-                           c.per_audio_second_ms);
-
-  if (!series.empty()) {
-    auto factors = [&](const Series& s, std::size_t i) {
-      std::vector<double> f;
-      for (std::size_t l = 0; l < nl; ++l) f.push_back(i == 0 ? 1.0 : median(s.ratio[i][l]));
-      return f;
-    };
-    auto print_row = [&](const std::string& label, const std::vector<double>& f, double spread) {
-      std::cout << fmt::format("  {:>6}", label);
-      for (double x : f) std::cout << fmt::format(" {:>9.2f}", x);
-      std::cout << fmt::format(" {:>9.3f}\n", spread);
-    };
-    auto print_header = [&](const char* what) {
-      std::cout << fmt::format("  {:>6}", "load");
-      for (double l : lengths) std::cout << fmt::format(" {:>9}", fmt::format("{:g} s", l));
-      std::cout << fmt::format(" {:>9}", "spread") << "   (" << what
-                << ": mean latency under load / one caller's, median of " << o.repeats
-                << " rounds; spread: sigma of ln latency within a length)\n";
-    };
-    const Series& single = series.front();
-    std::cout << "  sharing, batch 1, lengths mixed (calls/s over one caller's):";
-    for (std::size_t i = 0; i < levels_k.size(); ++i) {
-      c.sharing.capacity.emplace_back(levels_k[i], i == 0 ? 1.0 : median(single.capacity[i]));
-      std::cout << fmt::format(" c{} {:.2f}x", levels_k[i], c.sharing.capacity.back().second);
-    }
-    c.sharing.measured_concurrency = levels_k.back();
-    c.sharing.throughput_per_s = median(single.top_calls_per_s);
-    std::cout << '\n';
-    print_header("slowdown");
-    for (std::size_t i = 0; i < levels_k.size(); ++i) {
-      c.sharing.slowdown.push_back({levels_k[i], factors(single, i), single.spread(i)});
-      print_row(fmt::format("c{}", levels_k[i]), c.sharing.slowdown.back().factor, single.spread(i));
-    }
-    if (series.size() > 1) print_header("batch slowdown");
-    for (std::size_t s = 1; s < series.size(); ++s)
-      for (std::size_t i = 1; i < series[s].levels.size(); ++i) {
-        c.sharing.batch_slowdown.push_back(
-            {series[s].batch, series[s].levels[i], factors(series[s], i), series[s].spread(i)});
-        print_row(fmt::format("b{} c{}", series[s].batch, series[s].levels[i]), c.sharing.batch_slowdown.back().factor,
-                  series[s].spread(i));
-      }
-    std::cout << std::flush;
-    const double effective = c.sharing.capacity.back().second;
-    c.sharing.streams = std::max(1, static_cast<int>(std::lround(effective)));
-    c.sharing.stream_slowdown = c.sharing.streams / effective;
-    c.assumptions.push_back(fmt::format(
-        "sharing: k concurrent callers of batch 1, each cycling through every length (caller i starting at "
-        "length i mod {0}), every k once in each of the {1} rounds (after that round's grid calls; 1 first, odd "
-        "rounds in reverse), max(2, ceil(8 / k)) rounds per caller after one warm-up call; capacity[k] = calls/s "
-        "with k callers over calls/s with one, slowdown[k][l] = mean latency of the length-l calls with k callers "
-        "over that with one, each the median over rounds of the ratio within a round (so 1 at k = 1); "
-        "slowdown[k].spread = sqrt(sum of squared deviations of ln(latency) from the mean ln of the same length "
-        "and round / (calls - lengths)), pooled over lengths and rounds; the modelled device runs a call of "
-        "length L among n in flight at 1 / (slowdown(n, L) exp(spread z - spread^2 / 2)) of its alone speed, "
-        "z the call's standard normal seeded by its content, time_ms (a batch: its longest reference, its alone "
-        "time from the grid)",
-        nl, o.repeats));
-    if (!batch_levels.empty())
-      c.assumptions.push_back(fmt::format(
-          "batches under load: for each batch size b above 1, in each round, one caller and k in {{{0}}} "
-          "concurrent callers of batch b, cycling through the lengths as above, 2 rounds per caller; "
-          "batch_slowdown[b, k][l] = the median over rounds of their mean latency at length l over one "
-          "caller's in the same round (applied to time_ms[b][l]), and its spread as batch 1's; a batch call's "
-          "factor comes from its size's rows (linear between sizes, batch 1's growth beyond the last k), its "
-          "spread likewise (flat beyond the last k, batch 1's alone spread at n = 1)",
-          list(batch_levels)));
-  } else {
-    c.assumptions.push_back("sharing not measured (no --concurrency): one stream, calls at their alone time, no per-call spread");
-  }
+  const profile::CalibrationPlan plan{.batch_sizes = c.batch_sizes,
+                                      .lengths_s = lengths,
+                                      .repeats = o.repeats,
+                                      .concurrency = o.concurrency,
+                                      .batch_levels = batch_levels};
+  profile::measure_calibration(plan, call, c, {.on_round = [](int) { std::cout << '.' << std::flush; }});
+  print_calibration(c, o.repeats);
   c.peak_memory_bytes = peak_rss();
   c.peak_memory_kind = c.peak_memory_bytes ? "rss" : "";
   if (o.device != "cpu")

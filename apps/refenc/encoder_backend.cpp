@@ -9,7 +9,7 @@
 #include "encoders/encoder_hook.hpp"
 #include "encoders/network.hpp"
 #include "modelled_network.hpp"
-#include "profile/run/calibration_presets.hpp"
+#include "profile/device/calibration_presets.hpp"
 #include "store/disk_tier.hpp"
 #include "store/redis_endpoint.hpp"
 #include "store/tier_chain.hpp"

@@ -10,8 +10,8 @@
 #include <memory>
 
 #include "profile/record/run_record.hpp"
-#include "profile/run/manifest.hpp"
-#include "profile/run/model_backend.hpp"
+#include "profile/manifest/manifest.hpp"
+#include "profile/orchestration/model_backend.hpp"
 #include "store/redis_tier.hpp"
 
 namespace refenc::profile {

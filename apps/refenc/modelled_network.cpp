@@ -1,12 +1,12 @@
 #include "modelled_network.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 
 #include <nlohmann/json.hpp>
 
 #include "core/sha256.hpp"
+#include "core/splitmix64.hpp"
 
 namespace refenc {
 namespace {
@@ -19,18 +19,7 @@ std::uint64_t clip_seed(std::span<const float> samples) {
   return h;
 }
 
-/// splitmix64: the value stream of one clip.
-struct Values {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-};
-
-HostTensor codes(Values& v, std::vector<std::int64_t> shape, const std::vector<std::int64_t>& row_range, int rows_dim) {
+HostTensor codes(SplitMix64& v, std::vector<std::int64_t> shape, const std::vector<std::int64_t>& row_range, int rows_dim) {
   HostTensor t(DType::int64, shape);
   auto out = t.values<std::int64_t>();
   const std::int64_t cols = shape[1];
@@ -45,7 +34,7 @@ HostTensor codes(Values& v, std::vector<std::int64_t> shape, const std::vector<s
 class ModelledNetwork final : public encoders::Network {
  public:
   ModelledNetwork(const encoders::ModelInfo& info, const encoders::EncoderOptions& options,
-                  std::shared_ptr<const profile::CostSurface> surface, ModelledDevice device)
+                  std::shared_ptr<const profile::CostSurface> surface, profile::ModelledDevice device)
       : info_(info), scale_(options.scale), surface_(std::move(surface)), device_(std::move(device)) {
     const profile::Calibration& c = surface_->calibration();
     nlohmann::json j = {{"modelled", c.name}, {"calibration_sha256", c.sha256}, {"scale", scale_}};
@@ -62,15 +51,11 @@ class ModelledNetwork final : public encoders::Network {
     for (const auto& it : items) {
       longest = std::max(longest, it.samples.size());
       seeds.push_back(clip_seed(it.samples));
-      content += Values{seeds.back()}.next();
+      content += splitmix64(seeds.back());
     }
     const double seconds = static_cast<double>(longest) / info_.sample_rate;
     const int batch = static_cast<int>(items.size());
-    if (device_.shared)
-      device_.shared->run(surface_->call_seconds(batch, seconds), seconds, batch, profile::standard_normal(content));
-    else
-      device_.queue->run(std::chrono::duration_cast<profile::DeviceQueue::Clock::duration>(
-          std::chrono::duration<double>(surface_->device_seconds(batch, seconds))));
+    device_.run(*surface_, batch, seconds, content);
     std::vector<encoders::NetworkOutput> out;
     out.reserve(items.size());
     for (std::size_t i = 0; i < items.size(); ++i) out.push_back(artifact(items[i], seeds[i]));
@@ -81,7 +66,7 @@ class ModelledNetwork final : public encoders::Network {
 
  private:
   encoders::NetworkOutput artifact(const encoders::NetworkItem& it, std::uint64_t seed) const {
-    Values v{seed};
+    SplitMix64 v{seed};
     const std::int64_t frames = info_.frames_for(static_cast<std::int64_t>(it.samples.size()));
     encoders::NetworkOutput o;
     if (info_.name == "fish-s2-pro") {
@@ -102,29 +87,16 @@ class ModelledNetwork final : public encoders::Network {
   const encoders::ModelInfo& info_;
   std::string scale_;
   std::shared_ptr<const profile::CostSurface> surface_;
-  ModelledDevice device_;
+  profile::ModelledDevice device_;
   encoders::EncoderConfig config_;
 };
 
 }  // namespace
 
-ModelledDevice make_modelled_device(const profile::Calibration& c) {
-  ModelledDevice d;
-  if (!c.sharing.capacity.empty() || !c.sharing.slowdown.empty()) {
-    d.shared = std::make_shared<profile::SharedDevice>(c.sharing.capacity, c.lengths_s, c.sharing.slowdown,
-                                                       c.sharing.batch_slowdown);
-    d.parallel = std::max(1, c.context.cores);
-  } else {
-    d.queue = std::make_shared<profile::DeviceQueue>(c.sharing.streams);
-    d.parallel = d.queue->streams();
-  }
-  return d;
-}
-
 std::unique_ptr<encoders::Network> make_modelled_network(std::string_view model_name,
                                                          const encoders::EncoderOptions& options,
                                                          std::shared_ptr<const profile::CostSurface> surface,
-                                                         ModelledDevice device) {
+                                                         profile::ModelledDevice device) {
   return std::make_unique<ModelledNetwork>(encoders::model_info(model_name), options, std::move(surface),
                                            std::move(device));
 }

@@ -8,7 +8,7 @@
 #include "command.hpp"
 #include "encoders/encoder_hook.hpp"
 #include "profile/record/calibration.hpp"
-#include "profile/run/calibration_presets.hpp"
+#include "profile/device/calibration_presets.hpp"
 
 namespace refenc::cli {
 

@@ -11,8 +11,8 @@
 #include "encoder_backend.hpp"
 #include "profile/render/html_report.hpp"
 #include "profile/render/text_report.hpp"
-#include "profile/run/manifest.hpp"
-#include "profile/run/profiler.hpp"
+#include "profile/manifest/manifest.hpp"
+#include "profile/orchestration/profiler.hpp"
 
 namespace {
 

@@ -7,10 +7,10 @@
 #include "core/error.hpp"
 #include "profile/record/calibration.hpp"
 #include "profile/record/record_json.hpp"
-#include "profile/run/calibration_presets.hpp"
-#include "profile/run/cost_surface.hpp"
-#include "profile/run/manifest.hpp"
-#include "profile/run/shared_device.hpp"
+#include "profile/device/calibration_presets.hpp"
+#include "profile/device/cost_surface.hpp"
+#include "profile/manifest/manifest.hpp"
+#include "profile/device/shared_device.hpp"
 
 #include <barrier>
 #include <cmath>

@@ -5,7 +5,7 @@
 #include <mutex>
 
 #include "fake_backend.hpp"
-#include "profile/run/cell_warmup.hpp"
+#include "profile/orchestration/cell_warmup.hpp"
 
 using namespace refenc::profile;
 using namespace refenc::profile::testing;

@@ -11,7 +11,7 @@
 
 #include "core/reference_encode_service.hpp"
 #include "core/sha256.hpp"
-#include "profile/run/model_backend.hpp"
+#include "profile/orchestration/model_backend.hpp"
 
 namespace refenc::profile::testing {
 

@@ -20,29 +20,32 @@
 #include "profile/render/text_report.hpp"
 #include "profile/render/capacity_text.hpp"
 #include "profile/render/reuse_text.hpp"
-#include "profile/run/capacity_sweep.hpp"
-#include "profile/run/cell_metrics.hpp"
-#include "profile/run/cell_warmup.hpp"
-#include "profile/run/device_queue.hpp"
-#include "profile/run/synthetic_device.hpp"
+#include "profile/orchestration/capacity_sweep.hpp"
+#include "profile/orchestration/cell_metrics.hpp"
+#include "profile/orchestration/cell_warmup.hpp"
+#include "profile/device/device_queue.hpp"
+#include "profile/orchestration/synthetic_device.hpp"
 #include "profile/verdict/capacity_gate.hpp"
-#include "profile/run/cell_plan.hpp"
+#include "profile/orchestration/cell_plan.hpp"
 #include "profile/record/calibration.hpp"
-#include "profile/run/calibration_presets.hpp"
-#include "profile/run/cost_surface.hpp"
-#include "profile/run/shared_device.hpp"
-#include "profile/run/gpu_probe.hpp"
-#include "profile/run/manifest_reader.hpp"
-#include "profile/run/noise_manifest.hpp"
-#include "profile/run/proc_sampler.hpp"
-#include "profile/run/profiler.hpp"
-#include "profile/run/reference_schedule.hpp"
-#include "profile/run/reference_set.hpp"
-#include "profile/run/run_context.hpp"
-#include "profile/run/shared_cache_value.hpp"
-#include "profile/run/shared_tier_server.hpp"
-#include "profile/run/stopping_rule.hpp"
-#include "profile/run/telemetry.hpp"
+#include "profile/device/calibration_presets.hpp"
+#include "profile/device/cost_surface.hpp"
+#include "profile/device/shared_device.hpp"
+#include "profile/device/modelled_device.hpp"
+#include "profile/device/calibrator.hpp"
+#include "profile/device/linear.hpp"
+#include "profile/telemetry/gpu_probe.hpp"
+#include "profile/manifest/manifest_reader.hpp"
+#include "profile/manifest/noise_manifest.hpp"
+#include "profile/telemetry/proc_sampler.hpp"
+#include "profile/orchestration/profiler.hpp"
+#include "profile/manifest/reference_schedule.hpp"
+#include "profile/manifest/reference_set.hpp"
+#include "profile/orchestration/run_context.hpp"
+#include "profile/manifest/shared_cache_value.hpp"
+#include "profile/orchestration/shared_tier_server.hpp"
+#include "profile/orchestration/stopping_rule.hpp"
+#include "profile/telemetry/telemetry.hpp"
 #include "profile/render/noise_text.hpp"
 #include "profile/stats/mann_whitney.hpp"
 #include "profile/stats/student_t.hpp"
@@ -242,7 +245,7 @@ TEST_CASE("header examples: record, verdict and render") {
 TEST_CASE("header examples: run") {
   std::ostringstream cout;
   {
-    // run/manifest_reader.hpp
+    // manifest/manifest_reader.hpp
     refenc::profile::ManifestReader r("workloads/x.json");
     nlohmann::json j = nlohmann::json::parse(R"({"gate": {"confidence": 0.9}})");
     r.object(j, "", {"gate"});                                          // unknown fields are errors
@@ -253,23 +256,23 @@ TEST_CASE("header examples: run") {
   }
   auto examples = [&] {
     {
-      // run/manifest.hpp
+      // manifest/manifest.hpp
       refenc::profile::Manifest m = refenc::profile::load_manifest("workloads/nightly.json");
       for (const auto& model : m.models) cout << model.name << ": scale " << model.encoder.scale << '\n';
       bool cold_first = m.phases[0].kind == refenc::profile::Phase::cold;
       (void)cold_first;
-      // run/reference_set.hpp
+      // manifest/reference_set.hpp
       Manifest& manifest = m;
       auto set = refenc::profile::make_reference_set(manifest.references, manifest.seed);
       const ReferenceItem& r = set[3];  // r.wav (bytes) or r.path, r.seconds, r.id
       (void)r;
-      // run/run_context.hpp
+      // orchestration/run_context.hpp
       auto library_context = [] { return LibraryContext{.version = "1.13.0"}; };
       RunContext ctx = make_context(manifest);
       ctx.libtorch = library_context();  // e.g. from the CLI's LibTorch probe
     }
     {
-      // run/profiler.hpp
+      // orchestration/profiler.hpp
       BackendFactory my_factory = [](const ModelSpec& spec) -> std::unique_ptr<ModelBackend> {
         return std::make_unique<FakeBackend>(fake_info(spec.name, true), true);
       };
@@ -279,7 +282,7 @@ TEST_CASE("header examples: run") {
       (void)exit_code;
     }
     {
-      // run/telemetry.hpp
+      // telemetry/telemetry.hpp
       auto run_cell = [] {};
       TelemetrySampler sampler;  // starts sampling every 250 ms
       run_cell();
@@ -298,7 +301,7 @@ TEST_CASE("header examples: run") {
       (void)measured;
     }
     {
-      // run/gpu_probe.hpp
+      // telemetry/gpu_probe.hpp
       GpuProbe probe;  // libnvidia-ml.so.1; tests pass the path of a fake NVML
       GpuAccumulator acc(probe);
       acc.add(probe.read(), 0.0);  // seconds since the cell started
@@ -307,7 +310,7 @@ TEST_CASE("header examples: run") {
       (void)g;
     }
     {
-      // run/synthesis_model.hpp
+      // device/synthesis_model.hpp
       ModelSpec spec;
       double ref_seconds = 4;
       std::string text = "Hello.";
@@ -317,13 +320,13 @@ TEST_CASE("header examples: run") {
       (void)first, (void)end;
     }
     {
-      // run/workload_specs.hpp
+      // record/workload_specs.hpp
       GateSpec g;                  // 15% p95 reduction or 20% throughput gain, 2000 resamples, 95%
       GateOptions o{g, 20261202};  // what the gate runs with: the spec and the run's seed
       (void)o;
     }
     {
-      // run/shared_tier_server.hpp
+      // orchestration/shared_tier_server.hpp
       refenc::profile::CacheSpec cache;
       cache.shared = "local";
       refenc::profile::SharedTierServer server(cache, "");          // starts redis-server (Error(config) without it)
@@ -340,7 +343,7 @@ TEST_CASE("header examples: run") {
   };
   (void)examples;
   {
-    // run/shared_cache_value.hpp
+    // manifest/shared_cache_value.hpp
     std::string why = refenc::profile::shared_cache_problem("redis://u:pw@10.0.0.5");  // "no password in ..."
     bool ok = refenc::profile::shared_cache_problem("local").empty();                  // true
     CHECK(why.rfind("no password in", 0) == 0);
@@ -354,14 +357,14 @@ TEST_CASE("header examples: run") {
   using Service = FakeService;
   ReferenceItem ref{"ref0", "", nullptr, 2.0, 24000};
   WorkItem item{0, &ref, "Hello.", "Hi."};
-  // run/model_backend.hpp
+  // orchestration/model_backend.hpp
   auto handle = make_service_handle(std::make_shared<Service>(hook, opts, tier),
                                     [](const WorkItem& w) { return w.reference->id + "|" + w.ref_text; });
   RequestTrace t;
   handle->encode(item, t);  // throws on failure; t is filled by the service
   std::uint64_t misses = handle->stats().misses;
   CHECK(misses == 1);
-  // run/runner.hpp
+  // orchestration/runner.hpp
   std::vector<WorkItem> items{item, item};
   SynthesisModel synth(SynthesisSpec{.source = "test"}, false);
   double frame_rate = 12.5;
@@ -372,7 +375,7 @@ TEST_CASE("header examples: run") {
   double e2e = r.records[0].e2e_s;
   CHECK_FALSE(late);
   CHECK(e2e > 0);
-  // run/cell_metrics.hpp
+  // orchestration/cell_metrics.hpp
   RunResult& run = r;
   ServiceStats after = handle->stats();
   TelemetrySummary telemetry;
@@ -384,7 +387,7 @@ TEST_CASE("header examples: run") {
   REQUIRE(cell.reuse);
   CHECK(cell.reuse->requests == 2);
   {
-    // run/cell_warmup.hpp
+    // orchestration/cell_warmup.hpp
     std::vector<WorkItem> warmup_items = items;
     int conc = 2;
     ArmSpec arm;  // M4a: one single call of the longest per worker
@@ -393,7 +396,7 @@ TEST_CASE("header examples: run") {
     CHECK(warmup.primed().count(CallShape{1, 2, 0}) == 1);
   }
   {
-    // run/reference_schedule.hpp
+    // manifest/reference_schedule.hpp
     ReferenceSpec spec;
     spec.zipf = 1.1;
     spec.never_seen_share = 0.1;
@@ -420,7 +423,7 @@ TEST_CASE("header examples: capacity") {
     CHECK(next == 15);
   }
   {
-    // run/capacity_spec.hpp
+    // manifest/capacity_spec.hpp
     CapacitySpec c = parse_capacity(nlohmann::json::parse(R"({"slo": {"ttfa_ms": 800, "e2e_ms": 4000},
                                     "rates": [2, 4, 8]})"),
                                     "x.json", /*cold_concurrency=*/{8, 16});
@@ -428,7 +431,7 @@ TEST_CASE("header examples: capacity") {
     CHECK_FALSE(searched);
   }
   {
-    // run/device_queue.hpp
+    // device/device_queue.hpp
     DeviceQueue gpu(/*streams=*/1);
     DeviceQueue::Call c = gpu.run(std::chrono::milliseconds(22));  // sleeps until c.end
     double waited_ms = std::chrono::duration<double, std::milli>(c.start - c.submitted).count();
@@ -436,7 +439,7 @@ TEST_CASE("header examples: capacity") {
   }
   auto examples = [&] {
     {
-      // run/synthetic_device.hpp
+      // orchestration/synthetic_device.hpp
       SyntheticDeviceCost cost{.fixed_ms = 20, .per_item_ms = 2};
       BackendFactory factory = synthetic_device_factory(cost);
       ProfileResult r = run_profile(load_manifest("workloads/capacity-synthetic.json"), factory, {.out_dir = "runs/x"});
@@ -458,7 +461,7 @@ TEST_CASE("header examples: capacity") {
       std::cout << summary_table(run) << capacity_table(run);  // text_report.hpp prints both
     }
     {
-      // run/capacity_sweep.hpp
+      // orchestration/capacity_sweep.hpp
       Manifest manifest = load_manifest("workloads/capacity-synthetic.json");
       const ModelSpec& spec = manifest.models[0];
       auto backend = synthetic_device_factory({})(spec);
@@ -486,10 +489,21 @@ TEST_CASE("header examples: noise") {
   {
     // record/host_load.hpp
     HostLoad load{.available = true, .cores = 2, .other_cpu_share = 0.40};
-    ContaminationSpec spec;                                            // defaults: 0.5 core of other work, 10% steal
+    double others = load.other_cores();                      // 0.8 cores of other work
+    ContaminationSpec spec;                                  // defaults: 0.5 core of other work, 10% steal
+    CHECK(others == Approx(0.8));
+    CHECK(spec.max_other_cores == 0.5);
+  }
+  {
+    // verdict/contamination_rule.hpp
+    HostLoad load{.available = true, .cores = 2, .other_cpu_share = 0.40};
+    ContaminationSpec spec;                                  // defaults: 0.5 core of other work, 10% steal
     std::vector<std::string> why = contamination_reasons(load, spec);  // {"other processes used 0.80 ..."}
-    bool busy = !why.empty();
-    CHECK(busy);
+    bool again = rerun_contaminated(why, /*attempt=*/0, spec);          // true: busy, and re-runs left
+    const CellGroup group = group_cells(run).begin()->second;
+    bool flagged = any_contaminated(group.cells);            // compare's flag for one side of a group
+    CHECK(again);
+    CHECK_FALSE(flagged);
   }
   {
     // record/noise_record.hpp
@@ -500,7 +514,7 @@ TEST_CASE("header examples: noise") {
     CHECK(id == "fish-s2-pro/m4a/cold/c8/r0/aa");
   }
   {
-    // run/proc_sampler.hpp
+    // telemetry/proc_sampler.hpp
     ProcSnapshot a = read_proc_snapshot();                       // at the cell's start, then the cell runs
     HostLoad load = host_load_between(a, read_proc_snapshot());  // other_cpu_share, steal_share, ...
     ProcSnapshot fake = parse_proc_snapshot("0.50 0.40 0.30 1/99 7\n", "cpu  100 0 50 800 10 0 0 40 0 0\n",
@@ -510,14 +524,14 @@ TEST_CASE("header examples: noise") {
     (void)load;
   }
   {
-    // run/noise_manifest.hpp
+    // manifest/noise_manifest.hpp
     nlohmann::json j = nlohmann::json::parse(R"({"aa": ["m4a"], "stopping": {"max_repeats": 4, "target_width": 0.1}})");
     NoiseSettings n = parse_noise_settings(j, "workloads/x.json", /*repeats=*/1, {Arm::m4a, Arm::m4b});
     int most = n.stopping.max_repeats;  // 4
     CHECK(most == 4);
   }
   {
-    // run/cell_plan.hpp and run/stopping_rule.hpp
+    // orchestration/cell_plan.hpp and orchestration/stopping_rule.hpp
     Manifest manifest = load_manifest(std::string(REFENC_SOURCE_DIR) + "/workloads/smoke.json");
     const std::vector<ArmSpec>& arms = manifest.arms;
     std::vector<CellPlan> plan = cell_plan(arms, manifest.noise);  // m4a, m4b, m4a (A/A)
@@ -556,7 +570,7 @@ TEST_CASE("header examples: noise") {
     CHECK(p95 == Approx(run.cells[0].stage(Stage::e2e).p95));
   }
   {
-    // verdict/contamination_rule.hpp and verdict/verdict_stability.hpp
+    // verdict/contamination_rule.hpp (continued) and verdict/verdict_stability.hpp
     ModelVerdict verdict;
     verdict.model = "fish-s2-pro";
     std::vector<std::string> reasons;
@@ -600,16 +614,24 @@ TEST_CASE("header examples: calibration and modelled devices") {
       (void)ms;
     }
     {
-      // run/cost_surface.hpp
+      // device/cost_surface.hpp
       refenc::profile::CostSurface surface(refenc::profile::load_calibration("cal.json"));
       double alone = surface.call_seconds(4, 7.5);     // a batch of 4, longest 7.5 s, device to itself
       double shared = surface.device_seconds(4, 7.5);  // with the calibration's stream slowdown
       (void)alone, (void)shared;
     }
+    {
+      // device/modelled_device.hpp (sleeps: compiled, not run)
+      CostSurface surface(resolve_calibration("fish-s2-pro-cpu", ""));
+      ModelledDevice device = make_modelled_device(surface.calibration());
+      device.run(surface, /*batch=*/4, /*length_s=*/7.5, /*content=*/0x5eed);  // sleeps its modelled time
+      int workers = device.parallel;   // calls it runs at once: M4b's matched batch workers
+      (void)workers;
+    }
   };
   (void)examples;
   {
-    // run/calibration_presets.hpp
+    // device/calibration_presets.hpp
     std::ostringstream cout;
     for (const auto& c : refenc::profile::calibration_presets()) cout << c.name << ": " << c.source;
     refenc::profile::Calibration c = refenc::profile::resolve_calibration("fish-s2-pro-cpu", "workloads");
@@ -618,7 +640,7 @@ TEST_CASE("header examples: calibration and modelled devices") {
     CHECK(s.step_base_ms > 0);
   }
   {
-    // run/shared_device.hpp
+    // device/shared_device.hpp
     refenc::profile::SharedDevice cpu({{1, 1.0}, {2, 1.7}, {8, 1.9}});
     double elapsed = cpu.run(0.200);  // a 200 ms call; longer while others share the device
     double speed = cpu.speed(4);      // effective(4) / 4: each of 4 calls' share
@@ -630,5 +652,24 @@ TEST_CASE("header examples: calibration and modelled devices") {
     refenc::profile::SharedDevice batched({}, {3, 12}, {{2, {1.0, 1.0}}}, {{8, 2, {1.2, 1.1}}});
     double f = batched.slowdown(2, 3, 8);  // 1.2: a batch of 8 beside another call lasts 1.2x alone
     CHECK(f == Approx(1.2));
+  }
+  {
+    // device/linear.hpp
+    double ms = refenc::profile::linear(2, 100, 4, 200, 3);   // 150: halfway between (2, 100) and (4, 200)
+    double far = refenc::profile::linear(2, 100, 4, 200, 6);  // 300: beyond the points, the same line
+    CHECK(ms == 150);
+    CHECK(far == 300);
+  }
+  {
+    // device/calibrator.hpp
+    auto encode_ms = [](int batch, std::size_t length, std::size_t) { return 10.0 * batch + static_cast<double>(length); };
+    CalibrationPlan plan{.batch_sizes = batch_sizes_up_to(8), .lengths_s = {2, 5, 10}, .repeats = 3,
+                         .concurrency = {2, 8}, .batch_levels = batch_levels({2, 8}, {}, 2, 4)};
+    Calibration c;
+    measure_calibration(plan, [&](const TimedCall& call) { return encode_ms(call.batch, call.length, call.slot); }, c);
+    double alone_ms = c.time_ms[0][2];                 // batch 1, 10 s, the median of 3 rounds
+    double at8 = c.sharing.slowdown.back().factor[0];  // a 2 s call among 8 callers, over alone
+    CHECK(alone_ms == 12);
+    CHECK(at8 == 1);
   }
 }

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
-#include "profile/run/manifest.hpp"
+#include "profile/manifest/manifest.hpp"
 
 namespace refenc::profile::testing {
 

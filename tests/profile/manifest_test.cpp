@@ -4,8 +4,8 @@
 
 #include "core/error.hpp"
 #include "manifest_error.hpp"
-#include "profile/run/manifest.hpp"
-#include "profile/run/reference_set.hpp"
+#include "profile/manifest/manifest.hpp"
+#include "profile/manifest/reference_set.hpp"
 
 using namespace refenc::profile;
 using nlohmann::json;

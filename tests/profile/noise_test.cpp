@@ -4,19 +4,22 @@
 
 #include <filesystem>
 #include <random>
+#include <set>
 
 #include "fake_backend.hpp"
+#include "profile/record/cell_groups.hpp"
 #include "profile/record/record_json.hpp"
 #include "profile/record/run_folder.hpp"
 #include "profile/render/html_report.hpp"
 #include "profile/render/text_report.hpp"
-#include "profile/run/manifest.hpp"
-#include "profile/run/noise_manifest.hpp"
-#include "profile/run/proc_sampler.hpp"
-#include "profile/run/profiler.hpp"
+#include "profile/manifest/manifest.hpp"
+#include "profile/manifest/noise_manifest.hpp"
+#include "profile/telemetry/proc_sampler.hpp"
+#include "profile/orchestration/profiler.hpp"
 #include "profile/stats/mann_whitney.hpp"
 #include "profile/stats/student_t.hpp"
 #include "profile/verdict/compare.hpp"
+#include "profile/verdict/contamination_rule.hpp"
 #include "profile/verdict/gate.hpp"
 #include "profile/verdict/noise_floor.hpp"
 
@@ -151,6 +154,52 @@ TEST_CASE("contamination thresholds: other processes in cores, steal, the option
   CHECK(contamination_reasons(h, spec).back() == "load average 9.00 at the start over 2 cores (limit 4.00 per core)");
   spec.enabled = false;
   CHECK(contamination_reasons(h, spec).empty());
+}
+
+TEST_CASE("the runner re-runs a contaminated attempt while re-runs are left") {
+  ContaminationSpec spec{.max_reruns = 2};
+  const std::vector<std::string> busy{"CPU steal 20.0% (limit 10.0%)"};
+  CHECK(rerun_contaminated(busy, 0, spec));
+  CHECK(rerun_contaminated(busy, 1, spec));
+  CHECK_FALSE(rerun_contaminated(busy, 2, spec));  // the third attempt is kept, contaminated
+  CHECK_FALSE(rerun_contaminated({}, 0, spec));
+}
+
+TEST_CASE("the gate and compare agree on which cells are contaminated") {
+  RunRecord run = load_run_with_requests(std::string(REFENC_SOURCE_DIR) + "/reports/baseline");
+  // Two cold cells of fish-s2-pro (m4b c8, m4a c16) and a warm one stayed contaminated.
+  std::set<std::string> marked;
+  for (Cell& c : run.cells) {
+    const bool cold = c.key.model == "fish-s2-pro" && c.key.phase == Phase::cold && c.key.repeat == 0 &&
+                      ((c.key.arm == Arm::m4b && c.key.concurrency == 8) || (c.key.arm == Arm::m4a && c.key.concurrency == 16));
+    const bool warm = c.key.model == "qwen3-tts" && c.key.phase == Phase::warm && c.key.concurrency == 8;
+    if (!cold && !warm) continue;
+    c.contaminated = true;
+    c.contamination = {"other processes used 1.20 cores (60% of 2 cores; limit 0.50)"};
+    marked.insert(c.key.group().label());
+  }
+  REQUIRE(marked.size() == 3);
+  // The gate names the cold ones, compare flags every group holding a marked cell, and no other.
+  GateReport gate = evaluate_gate(run, run.gate_options());
+  std::set<std::string> gate_groups;
+  for (const ModelVerdict& m : gate.models)
+    for (const std::string& id : m.contaminated) {
+      const std::string cell = id.substr(0, id.find(' '));
+      for (const Cell& c : run.cells)
+        if (c.key.id() == cell) gate_groups.insert(c.key.group().label());
+    }
+  CHECK(gate_groups == std::set<std::string>{"fish-s2-pro/m4b/cold/c8", "fish-s2-pro/m4a/cold/c16"});
+  CompareResult cmp = compare_runs(run, run, {});
+  std::set<std::string> compare_groups, compare_cold;
+  for (const CellChange& ch : cmp.cells)
+    if (ch.contaminated) {
+      compare_groups.insert(ch.group.label());
+      if (ch.group.phase == Phase::cold) compare_cold.insert(ch.group.label());
+    }
+  CHECK(compare_groups == marked);
+  CHECK(compare_cold == gate_groups);
+  // And both say it through the one rule.
+  for (const auto& [key, g] : group_cells(run)) CHECK(any_contaminated(g.cells) == (marked.count(key.label()) == 1));
 }
 
 TEST_CASE("manifest noise blocks: defaults, values, and one-line errors") {

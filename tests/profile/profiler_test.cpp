@@ -9,8 +9,8 @@
 #include "profile/record/schema_validator.hpp"
 #include "profile/render/html_report.hpp"
 #include "profile/render/text_report.hpp"
-#include "profile/run/manifest.hpp"
-#include "profile/run/profiler.hpp"
+#include "profile/manifest/manifest.hpp"
+#include "profile/orchestration/profiler.hpp"
 #include "profile/verdict/gate.hpp"
 
 using namespace refenc::profile;

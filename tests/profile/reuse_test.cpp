@@ -15,9 +15,9 @@
 #include "profile/record/schema_validator.hpp"
 #include "profile/render/html_report.hpp"
 #include "profile/render/reuse_text.hpp"
-#include "profile/run/manifest.hpp"
-#include "profile/run/profiler.hpp"
-#include "profile/run/reference_schedule.hpp"
+#include "profile/manifest/manifest.hpp"
+#include "profile/orchestration/profiler.hpp"
+#include "profile/manifest/reference_schedule.hpp"
 #include "profile/stats/miss_ratio_curve.hpp"
 
 using namespace refenc::profile;

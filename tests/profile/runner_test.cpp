@@ -3,8 +3,8 @@
 #include <thread>
 
 #include "fake_backend.hpp"
-#include "profile/run/cell_metrics.hpp"
-#include "profile/run/runner.hpp"
+#include "profile/orchestration/cell_metrics.hpp"
+#include "profile/orchestration/runner.hpp"
 
 using namespace refenc::profile;
 using namespace refenc::profile::testing;

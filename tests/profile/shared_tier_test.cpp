@@ -24,9 +24,9 @@
 #include "profile/render/html_report.hpp"
 #include "profile/render/shared_tier_text.hpp"
 #include "profile/render/text_report.hpp"
-#include "profile/run/manifest.hpp"
-#include "profile/run/profiler.hpp"
-#include "profile/run/shared_tier_server.hpp"
+#include "profile/manifest/manifest.hpp"
+#include "profile/orchestration/profiler.hpp"
+#include "profile/orchestration/shared_tier_server.hpp"
 #include "util/local_redis_server.hpp"
 
 using namespace refenc::profile;

@@ -4,8 +4,8 @@
 
 #include "core/error.hpp"
 #include "profile/record/record_json.hpp"
-#include "profile/run/synthesis_model.hpp"
-#include "profile/run/telemetry.hpp"
+#include "profile/device/synthesis_model.hpp"
+#include "profile/telemetry/telemetry.hpp"
 #include "profile/stats/bootstrap.hpp"
 #include "profile/stats/percentile.hpp"
 #include "profile/stats/throughput.hpp"

@@ -12,9 +12,9 @@
 #include "profile/record/run_folder.hpp"
 #include "profile/render/html_report.hpp"
 #include "profile/render/text_report.hpp"
-#include "profile/run/cell_metrics.hpp"
-#include "profile/run/gpu_probe.hpp"
-#include "profile/run/telemetry.hpp"
+#include "profile/orchestration/cell_metrics.hpp"
+#include "profile/telemetry/gpu_probe.hpp"
+#include "profile/telemetry/telemetry.hpp"
 
 using namespace refenc::profile;
 using nlohmann::json;

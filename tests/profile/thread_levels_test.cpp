@@ -13,8 +13,8 @@
 #include "profile/record/record_json.hpp"
 #include "profile/record/run_folder.hpp"
 #include "profile/record/schema_validator.hpp"
-#include "profile/run/manifest.hpp"
-#include "profile/run/profiler.hpp"
+#include "profile/manifest/manifest.hpp"
+#include "profile/orchestration/profiler.hpp"
 
 using namespace refenc::profile;
 using namespace refenc::profile::testing;

@@ -11,8 +11,8 @@
 #include "fake_backend.hpp"
 #include "profile/record/run_folder.hpp"
 #include "profile/render/trace_events.hpp"
-#include "profile/run/manifest.hpp"
-#include "profile/run/profiler.hpp"
+#include "profile/manifest/manifest.hpp"
+#include "profile/orchestration/profiler.hpp"
 
 using namespace refenc::profile;
 using namespace refenc::profile::testing;

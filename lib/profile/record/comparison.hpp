@@ -39,7 +39,8 @@ struct CellChange {
   GroupKey group;  ///< Repeats pooled; printed as its label, "model/arm/phase/c8".
   std::vector<MetricChange> metrics;
   bool regression = false;
-  bool contaminated = false;  ///< Some cell of the group, on either side, stayed contaminated (record/host_load.hpp).
+  /// Some cell of the group, on either side, stayed contaminated (verdict/contamination_rule.hpp).
+  bool contaminated = false;
 };
 
 /// The comparison of two runs.

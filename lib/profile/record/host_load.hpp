@@ -1,15 +1,13 @@
-// What else the machine did while a cell ran, read from /proc (run/proc_sampler.hpp), and the rule
-// that marks a cell `contaminated`: other processes' CPU, CPU steal by the hypervisor, and the
-// 1-minute load average, each against a threshold of the manifest's "contamination" block.
+// What else the machine did while a cell ran, read from /proc (telemetry/proc_sampler.hpp), and the
+// thresholds of the manifest's "contamination" block that it is judged against
+// (verdict/contamination_rule.hpp: other processes' CPU, CPU steal, the 1-minute load average).
 //
 //   HostLoad load{.available = true, .cores = 2, .other_cpu_share = 0.40};
+//   double others = load.other_cores();                      // 0.8 cores of other work
 //   ContaminationSpec spec;                                  // defaults: 0.5 core of other work, 10% steal
-//   std::vector<std::string> why = contamination_reasons(load, spec);  // {"other processes used 0.80 ..."}
-//   bool busy = !why.empty();
 #pragma once
 
 #include <string>
-#include <vector>
 
 namespace refenc::profile {
 
@@ -39,9 +37,5 @@ struct ContaminationSpec {
   double max_load_per_core = 0;   ///< 1-minute load average per core at the cell's start; 0 = not checked.
   int max_reruns = 2;             ///< Re-runs of a contaminated cell before it is kept as contaminated.
 };
-
-/// Why `load` is over `spec`'s thresholds, one line per threshold crossed; empty when it is not (or
-/// when judging is off or the load unavailable).
-std::vector<std::string> contamination_reasons(const HostLoad& load, const ContaminationSpec& spec);
 
 }  // namespace refenc::profile

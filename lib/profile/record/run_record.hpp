@@ -62,7 +62,7 @@ struct ParitySummary {
 };
 
 /// The compute a cell's encodes got. Matched compute: M4b's batch workers default to the encode
-/// threads M4a gets at the same concurrency (run/profiler.hpp, matched_batch_workers).
+/// threads M4a gets at the same concurrency (orchestration/profiler.hpp, matched_batch_workers).
 struct ArmCompute {
   int encode_threads = 0;    ///< Encodes that can run at once: M4a the cell's concurrency, M4b its batch workers.
   int batch_workers = 0;     ///< M4b's batch worker threads; 0 for M4a.

@@ -10,6 +10,7 @@
 #include "profile/stats/percentile.hpp"
 #include "profile/stats/throughput.hpp"
 #include "profile/verdict/aa_spread.hpp"
+#include "profile/verdict/contamination_rule.hpp"
 #include "profile/verdict/noise_floor.hpp"
 
 namespace refenc::profile {
@@ -74,8 +75,7 @@ CompareResult compare_run_sets(const std::vector<const RunRecord*>& baseline,
     }
     const CellGroup& b = bit->second.pooled;
     CellChange change{c.key, {}, false};
-    for (const CellGroup* g : {&b, &c})
-      for (const Cell* cell : g->cells) change.contaminated = change.contaminated || cell->contaminated;
+    change.contaminated = any_contaminated(b.cells) || any_contaminated(c.cells);
     // Per-run figures, the noise floor, and the U test; `worse` is +1 when a larger value is worse.
     auto judge = [&](MetricChange& mc, double worse) {
       for (const CellGroup* g : bit->second.per_run) mc.baseline_runs.push_back(run_value(*g, mc.metric));

@@ -17,7 +17,7 @@
 //   The model's verdict is the worst over concurrencies (NO-GO < INCONCLUSIVE < GO);
 //   3b. capacity: when the manifest sweeps arrival rates, M4b's capacity at the SLO against M4a's
 //      (verdict/capacity_gate.hpp); the better of it and the levels' verdict is the model's;
-//   3c. contamination: a model with a cold cell that stayed contaminated (record/host_load.hpp) is
+//   3c. contamination: a model with a cold cell that stayed contaminated (verdict/contamination_rule.hpp) is
 //      INCONCLUSIVE, naming the cells and why (a busy machine decides nothing), unless parity fails;
 //   4. parity: every M4b cell (any phase) whose batches encoded requests must carry a parity check, and
 //      every checked batched artifact must equal the single encode of the same request (integers
