@@ -1,7 +1,7 @@
 // bench_store: disk-tier and shared-tier hit latency of a 10 s Fish artifact against its encode time.
 //
 //   bench_store [--reads 2000] [--scales tiny,small] [--seconds 10] [--root DIR] [--json FILE]
-//               [--shared-cache redis://127.0.0.1:6379]      (or $REFENC_SHARED_CACHE)
+//               [--shared-cache redis://127.0.0.1:6379 | local]      (or $REFENC_SHARED_CACHE)
 //
 // For each fish-s2-pro scale: the median of 3 encode_one calls of a synthetic clip (after one
 // warm-up; decode excluded), then the stored artifact (codes int16 [10, T]) written to a disk tier in
@@ -11,9 +11,16 @@
 // With a shared cache, the same entry is written to Redis (under a prefix of its own, deleted
 // afterwards) and read back `reads` times through RedisTier::load_or_lead, the leader's lookup the
 // service makes (one script round trip, key and checksum verification): p50, p95, p99.
+// Then the warm-shared hit as a replica sees it, at 1 and 8 threads: `reads` distinct keys in Redis,
+// a fresh disk folder in front (TierChain), each key looked up once by the leader's lookup, so each is
+// a disk miss, a shared hit and a fill of the disk. Two arms in the same run: the chain as it is (the
+// fill written behind the request) and write-through (the same lookups with the disk written, fsync
+// included, before the request returns); after the write-behind arm every fill is checked on disk.
+// `--shared-cache local` starts a private redis-server on loopback for the run.
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cmath>
@@ -21,6 +28,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -29,6 +37,8 @@
 #include "encoders/encoder_hook.hpp"
 #include "store/disk_tier.hpp"
 #include "store/redis_tier.hpp"
+#include "store/tier_chain.hpp"
+#include "util/local_redis_server.hpp"
 
 using namespace refenc;
 using namespace refenc::encoders;
@@ -52,6 +62,60 @@ Summary summarize(std::vector<double> v) {
   for (double x : v) s.mean += x;
   s.mean /= static_cast<double>(v.size());
   return s;
+}
+
+fs::path fresh_folder(const char* stem) {
+  std::string tmpl = (fs::temp_directory_path() / (std::string(stem) + "-XXXXXX")).string();
+  return ::mkdtemp(tmpl.data());
+}
+
+/// Warm-shared hits: `count` distinct keys are put in Redis, then looked up once each from `threads`
+/// threads through a TierChain over a fresh disk folder (write_behind) or through the same two tiers
+/// with the disk written before the lookup returns (write-through). Latency of each lookup, seconds.
+std::vector<double> warm_shared_hits(const std::string& url, const Artifact& stored, const ReferenceEncodeKey& key,
+                                     int count, int threads, bool write_behind) {
+  const std::string prefix = fmt::format("bench-{}-{}-{}", ::getpid(), threads, write_behind ? "wb" : "wt");
+  auto shared = store::open_redis_tier({.url = url, .prefix = prefix});
+  std::vector<ReferenceEncodeKey> keys(static_cast<std::size_t>(count), key);
+  for (int i = 0; i < count; ++i) {
+    keys[i].input_key = fmt::format("{}-{}", key.input_key, i);
+    shared->store(keys[i], stored);
+  }
+  const fs::path root = fresh_folder("refenc-chain-bench");
+  auto disk = store::open_disk_tier({.root = root.string()});
+  auto chain = std::make_shared<store::TierChain>(disk, shared);
+  std::vector<double> latency(static_cast<std::size_t>(count));
+  std::atomic<int> next{0}, wrong{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&] {
+      for (int i; (i = next++) < count;) {
+        const ReferenceEncodeKey& k = keys[i];
+        auto t0 = Clock::now();
+        std::shared_ptr<const Artifact> got;
+        if (write_behind) {
+          got = chain->load_or_lead(k, std::chrono::seconds(1)).stored;
+        } else {  // what the chain did before: disk lookup and lease, Redis, then the disk write
+          TierLookup<Artifact> local = disk->load_or_lead(k, std::chrono::seconds(1));
+          got = shared->load_or_lead(k, std::chrono::seconds(1)).stored;
+          if (got) disk->store(k, *got);
+        }
+        latency[i] = since(t0);
+        if (!got || !(*got == stored)) ++wrong;
+      }
+    });
+  for (auto& t : pool) t.join();
+  chain->flush();
+  const std::uint64_t filled = disk->stats().disk_writes;
+  shared->clear();
+  chain.reset();
+  disk.reset();
+  std::error_code ec;
+  fs::remove_all(root, ec);
+  if (wrong > 0) throw std::runtime_error(fmt::format("{} wrong or missing shared reads", wrong.load()));
+  if (filled != static_cast<std::uint64_t>(count))
+    throw std::runtime_error(fmt::format("{} of {} shared hits reached the disk", filled, count));
+  return latency;
 }
 
 }  // namespace
@@ -89,6 +153,11 @@ int main(int argc, char** argv) {
   if (temp_root) {
     std::string tmpl = (fs::temp_directory_path() / "refenc-store-bench-XXXXXX").string();
     root = ::mkdtemp(tmpl.data());
+  }
+  std::unique_ptr<LocalRedisServer> local_redis;
+  if (shared_url == "local") {
+    local_redis = std::make_unique<LocalRedisServer>();
+    shared_url = local_redis->url();
   }
   warm_up_torch();
   nlohmann::json report = {{"reads", reads}, {"seconds", seconds}, {"root", root}, {"scales", nlohmann::json::array()}};
@@ -183,6 +252,20 @@ int main(int argc, char** argv) {
     report["scales"].back()["shared_hit_ms"] = {
         {"p50", sh.p50 * 1e3}, {"p95", sh.p95 * 1e3}, {"p99", sh.p99 * 1e3}, {"mean", sh.mean * 1e3}};
     report["scales"].back()["shared_write_ms"] = {{"p50", sw.p50 * 1e3}, {"p95", sw.p95 * 1e3}};
+
+    for (int threads : {1, 8}) {
+      const Summary wt = summarize(warm_shared_hits(shared_url, stored, key, reads, threads, false));
+      const Summary wb = summarize(warm_shared_hits(shared_url, stored, key, reads, threads, true));
+      std::cout << fmt::format(
+          "{:<6} warm-shared hit, {} thread{}: write-behind p50 {:.3f} ms, p95 {:.3f} ms; write-through p50 {:.3f} "
+          "ms, p95 {:.3f} ms; p50 ratio {:.1f}x\n",
+          scale, threads, threads == 1 ? "" : "s", wb.p50 * 1e3, wb.p95 * 1e3, wt.p50 * 1e3, wt.p95 * 1e3,
+          wt.p50 / wb.p50);
+      report["scales"].back()["warm_shared_hit_ms"]["c" + std::to_string(threads)] = {
+          {"write_behind", {{"p50", wb.p50 * 1e3}, {"p95", wb.p95 * 1e3}, {"mean", wb.mean * 1e3}}},
+          {"write_through", {{"p50", wt.p50 * 1e3}, {"p95", wt.p95 * 1e3}, {"mean", wt.mean * 1e3}}},
+          {"goal_p50_under_1ms", wb.p50 < 1e-3}};
+    }
   }
   if (!json_path.empty()) std::ofstream(json_path) << report.dump(2) << '\n';
   if (temp_root) {

@@ -5,14 +5,20 @@
 namespace refenc::store {
 
 TierChain::TierChain(std::shared_ptr<SecondTier<Artifact>> local, std::shared_ptr<SecondTier<Artifact>> shared)
-    : local_(std::move(local)), shared_(std::move(shared)) {}
+    : local_(std::move(local)), shared_(std::move(shared)) {
+  if (local_ && shared_) fill_ = std::make_unique<WriteBehind>(local_);
+}
+
+void TierChain::flush() noexcept {
+  if (fill_) fill_->flush();
+}
 
 std::shared_ptr<const Artifact> TierChain::load(const ReferenceEncodeKey& key) noexcept {
   if (local_)
     if (auto hit = local_->load(key)) return hit;
   if (!shared_) return nullptr;
   auto hit = shared_->load(key);
-  if (hit && local_) local_->store(key, *hit);
+  if (hit && fill_) fill_->store(key, hit);
   return hit;
 }
 
@@ -33,7 +39,9 @@ TierLookup<Artifact> TierChain::load_or_lead(const ReferenceEncodeKey& key, std:
   TierLookup<Artifact> found = shared_->load_or_lead(key, wait);
   if (found.stored) {
     found.shared = true;
-    if (local_) local_->store(key, *found.stored);  // before the local lease goes: this host's waiters read it
+    // Off the request path. This host's processes queued on the local lease may miss the disk until
+    // the fill lands; they then ask the shared tier too, which costs one more round trip, not an encode.
+    if (fill_) fill_->store(key, found.stored);
     return found;
   }
   // This process leads: both leases are held until the service has written through to both tiers.

@@ -2,7 +2,9 @@
 // second tier: memory, then disk, then Redis, then encode.
 //
 // A lookup reads the local tier first, then the shared one; a shared hit is written to the local tier
-// (and the service puts it in memory). Writes go to both. The leader's lookup takes the shared tier's
+// behind the request (WriteBehind: the caller does not wait for the disk's fsync) and the service puts
+// it in memory. Writes of encoded entries go to both tiers on the caller's thread, as the seed's
+// write-through asks. The leader's lookup takes the shared tier's
 // lease, so one replica encodes a key while the others wait for its value. Counters are the local
 // tier's disk_* and the shared tier's shared_*. Either tier may be null. Nothing here throws.
 //
@@ -12,6 +14,8 @@
 #pragma once
 
 #include <memory>
+
+#include "store/write_behind.hpp"
 
 #include "core/second_tier.hpp"
 #include "store/artifact.hpp"
@@ -26,6 +30,8 @@ class TierChain final : public SecondTier<Artifact> {
   void store(const ReferenceEncodeKey& key, const Artifact& stored) noexcept override;
   TierLookup<Artifact> load_or_lead(const ReferenceEncodeKey& key, std::chrono::milliseconds wait) noexcept override;
   TierStats stats() const override;
+  /// Returns when every shared hit so far is written to the local tier.
+  void flush() noexcept;
 
   const std::shared_ptr<SecondTier<Artifact>>& local() const noexcept { return local_; }
   const std::shared_ptr<SecondTier<Artifact>>& shared() const noexcept { return shared_; }
@@ -33,6 +39,7 @@ class TierChain final : public SecondTier<Artifact> {
  private:
   std::shared_ptr<SecondTier<Artifact>> local_;
   std::shared_ptr<SecondTier<Artifact>> shared_;
+  std::unique_ptr<WriteBehind> fill_;  ///< Fills the local tier with shared hits; null without one.
 };
 
 }  // namespace refenc::store

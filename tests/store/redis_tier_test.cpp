@@ -109,10 +109,12 @@ TEST_CASE("redis tier: a second replica with an empty disk gets a shared hit, th
   FakeService a(hook_a, {}, chain(disk_a, open_redis_tier(fast(redis.url()))));
   Artifact first, second;
   CHECK(outcome_of(a, "alice", &first) == RequestOutcome::encoded);
-  FakeService b(hook_b, {}, chain(disk_b, open_redis_tier(fast(redis.url()))));
+  auto chain_b = chain(disk_b, open_redis_tier(fast(redis.url())));
+  FakeService b(hook_b, {}, chain_b);
   CHECK(outcome_of(b, "alice", &second) == RequestOutcome::shared_hit);
   CHECK(second == first);
   CHECK(hook_b->encodes == 0);
+  chain_b->flush();  // the disk is filled behind the request
   ServiceStats s = b.stats();
   CHECK(s.tier.shared_hits == 1);
   CHECK(s.tier.disk_misses == 1);
