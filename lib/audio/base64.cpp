@@ -1,5 +1,6 @@
 #include "audio/base64.hpp"
 
+#include "audio/payload_text.hpp"
 #include "core/error.hpp"
 
 #include <algorithm>
@@ -34,27 +35,15 @@ std::string describe_char(unsigned char c) {
   throw Error(ErrorKind::bad_input, std::string(what) + ": malformed base64: " + reason);
 }
 
-[[noreturn]] void too_large(std::string_view what, std::size_t max_bytes) {
-  throw Error(ErrorKind::bad_input,
-              std::string(what) + ": payload too large (over the " + std::to_string(max_bytes) + " byte limit)");
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 }  // namespace
 
 std::size_t base64_decoded_size(std::string_view text, bool percent_escaped) {
   std::size_t symbols = 0;
   for (std::size_t i = 0; i < text.size(); ++i) {
     auto c = static_cast<unsigned char>(text[i]);
-    if (percent_escaped && c == '%' && i + 2 < text.size() && hex_value(text[i + 1]) >= 0 &&
-        hex_value(text[i + 2]) >= 0) {
-      c = static_cast<unsigned char>(hex_value(text[i + 1]) * 16 + hex_value(text[i + 2]));
+    if (percent_escaped && c == '%' && i + 2 < text.size() && hex_digit_value(text[i + 1]) >= 0 &&
+        hex_digit_value(text[i + 2]) >= 0) {
+      c = static_cast<unsigned char>(hex_digit_value(text[i + 1]) * 16 + hex_digit_value(text[i + 2]));
       i += 2;
     }
     symbols += table[c] != space && c != '=';
@@ -66,7 +55,7 @@ std::string decode_base64(std::string_view text, std::string_view what, std::siz
   std::size_t size = base64_decoded_bound(text.size());
   if (size > max_bytes) {
     size = base64_decoded_size(text);
-    if (size > max_bytes) too_large(what, max_bytes);
+    if (size > max_bytes) refuse_too_large(what, max_bytes);
   }
   std::string out;
   out.reserve(size);
@@ -89,7 +78,7 @@ std::string decode_base64(std::string_view text, std::string_view what, std::siz
     if (bits >= 8) {
       bits -= 8;
       out.push_back(static_cast<char>((acc >> bits) & 0xff));
-      if (out.size() > max_bytes) too_large(what, max_bytes);
+      if (out.size() > max_bytes) refuse_too_large(what, max_bytes);
     }
   }
   if (symbols % 4 == 1) malformed(what, "truncated (a dangling final character)");

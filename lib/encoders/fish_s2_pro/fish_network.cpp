@@ -8,6 +8,7 @@
 namespace refenc::encoders {
 
 namespace {
+namespace fish {  // named: the networks share names (dims_for, kHop) and a unity build compiles them together
 
 using namespace nn;
 
@@ -161,11 +162,12 @@ class FishNetwork final : public Network {
   FishEncoder net_{nullptr};
 };
 
+}  // namespace fish
 }  // namespace
 
 std::unique_ptr<Network> make_fish_network(const NetworkSettings& settings) {
   if (!settings.module_path.empty()) return make_torchscript_network(settings, "fish-s2-pro", {"codes"});
-  return std::make_unique<FishNetwork>(settings);
+  return std::make_unique<fish::FishNetwork>(settings);
 }
 
 }  // namespace refenc::encoders

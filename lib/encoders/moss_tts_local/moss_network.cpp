@@ -9,6 +9,7 @@
 namespace refenc::encoders {
 
 namespace {
+namespace moss {  // named: the networks share names (dims_for, kHop) and a unity build compiles them together
 
 using namespace nn;
 
@@ -122,11 +123,12 @@ class MossNetwork final : public Network {
   MossEncoder net_{nullptr};
 };
 
+}  // namespace moss
 }  // namespace
 
 std::unique_ptr<Network> make_moss_network(const NetworkSettings& settings) {
   if (!settings.module_path.empty()) return make_torchscript_network(settings, "moss-tts-local", {"codes"});
-  return std::make_unique<MossNetwork>(settings);
+  return std::make_unique<moss::MossNetwork>(settings);
 }
 
 }  // namespace refenc::encoders

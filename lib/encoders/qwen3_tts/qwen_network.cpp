@@ -11,6 +11,7 @@
 namespace refenc::encoders {
 
 namespace {
+namespace qwen {  // named: the networks share names (dims_for, kHop) and a unity build compiles them together
 
 using namespace nn;
 
@@ -273,12 +274,13 @@ class QwenNetwork final : public Network {
   torch::Tensor mel_fb_, window_;
 };
 
+}  // namespace qwen
 }  // namespace
 
 std::unique_ptr<Network> make_qwen_network(const NetworkSettings& settings) {
   if (!settings.module_path.empty())
     return make_torchscript_network(settings, "qwen3-tts", {"ref_code", "ref_spk_embedding"});
-  return std::make_unique<QwenNetwork>(settings);
+  return std::make_unique<qwen::QwenNetwork>(settings);
 }
 
 }  // namespace refenc::encoders
