@@ -4,6 +4,8 @@
 # Usage: scripts/setup.sh [--test]   (--test adds the tools the test suite uses: clang, sox, espeak-ng, redis-server)
 # redis-tools is in the base set: the nightly workload's warm-shared cells run a private Redis server
 # from its redis-check-rdb (the server's multi-call binary), without installing the system service.
+# The Python package (python/) builds against Debian's python3 (/usr/bin/python3) with pybind11; its
+# tests (--test) import Debian's python3-torch and run under python3-pytest.
 set -euo pipefail
 
 pkgs=(
@@ -12,9 +14,10 @@ pkgs=(
   libcli11-dev libfmt-dev nlohmann-json3-dev catch2
   libsndfile1-dev libsamplerate0-dev libssl-dev libhiredis-dev
   redis-tools
+  python3 python3-dev pybind11-dev
 )
 if [[ "${1:-}" == "--test" ]]; then
-  pkgs+=(clang libclang-rt-14-dev sox espeak-ng chromium python3 time redis-server)
+  pkgs+=(clang libclang-rt-14-dev sox espeak-ng chromium python3 time redis-server python3-torch python3-pytest)
 fi
 
 missing=()

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every refenc test: installs what is missing, builds, runs ctest, the core tests under TSan and
+# Runs every refenc test: installs what is missing, builds, runs ctest and the Python package's pytest
+# suite (tests/python), the core tests under TSan and
 # ASan+UBSan, the service stress run under both (again with the shared Redis tier when STRESS_REDIS
 # is 1, or auto and redis-server is installed), and each fuzz target briefly. Ends with one line
 # "N passed, M failed".
@@ -34,8 +35,12 @@ build_main() {
   cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREFENC_WERROR=ON >/dev/null && cmake --build "$BUILD" -j "$JOBS"
 }
 step "build" build_main
+python_tests() {  # the Python package's suite (sglang-omni's own cases included), Debian's python3
+  PYTHONPATH="$BUILD/python" /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python
+}
 if [[ $failed -eq 0 ]]; then
   step "ctest" ctest --test-dir "$BUILD" --output-on-failure
+  step "python package (pytest)" python_tests
 fi
 
 sanitized_core() {  # sanitized_core thread|address
