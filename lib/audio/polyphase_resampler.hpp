@@ -1,6 +1,6 @@
 // A polyphase windowed-sinc resampler for rational rate ratios (48000 -> 44100 is 147/160): one
 // precomputed Kaiser-windowed sinc filter per output phase. It backs ResampleQuality::polyphase, the
-// fast high-quality path (see the README's measurements).
+// fast high-quality path (measurements in docs/figures.md).
 //
 //   std::optional<std::vector<float>> y = audio::resample_polyphase(x, 48000, 24000);
 //   // nullopt when the reduced ratio needs more than 4096 phases (then use libsamplerate)

@@ -44,7 +44,7 @@ struct ReferenceSource {
 
 struct LoadOptions {
   int target_rate = 24000;  ///< The encoder's input rate.
-  /// Default chosen from measurements (README): polyphase reaches ~140 dB SNR on test tones (sinc best:
+  /// Default chosen from measurements (docs/figures.md): polyphase reaches ~140 dB SNR on test tones (sinc best:
   /// 138-154 dB, medium: 111-131 dB) at under a twentieth of best's cost and a ninth of medium's.
   ResampleQuality quality = ResampleQuality::polyphase;
   DecodeLimits limits;
@@ -82,7 +82,7 @@ LoadedReference load_reference(const ReferenceSource& source, const LoadOptions&
 /// for every other source kind. Hooks call it from revalidate().
 bool still_current(const LoadedReference& ref);
 
-/// Content identity of a local file: SHA-256 of its whole content, memoised (see README).
+/// Content identity of a local file: SHA-256 of its whole content, memoised (path_key_memo.hpp).
 std::string reference_path_cache_key(const std::string& path, bool trust_stat = false);
 
 /// The content key `load_reference` would give `source`, without decoding any audio: the (memoised)

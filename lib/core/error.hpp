@@ -31,7 +31,7 @@ enum class ErrorKind {
 /// Short lower-case name of a kind ("bad input", "encode failure", ...).
 std::string_view to_string(ErrorKind kind) noexcept;
 
-/// Process exit code the CLI uses for an error of this kind (documented in the README).
+/// Process exit code the CLI uses for an error of this kind (listed in the README).
 int exit_code(ErrorKind kind) noexcept;
 
 /// The exception type of refenc.

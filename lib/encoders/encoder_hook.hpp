@@ -47,7 +47,7 @@ struct EncoderOptions {
   std::string scale = "tiny";     ///< "full" (published dimensions), "small" or "tiny".
   std::string dtype = "float32";  ///< Network compute dtype: "float32" or "bfloat16".
   std::string device = "cpu";     ///< "cpu" or "cuda:N" (when LibTorch has CUDA).
-  std::string module_path;        ///< TorchScript module replacing the proxy network (see README).
+  std::string module_path;        ///< TorchScript module replacing the proxy network (docs/encoders.md).
   int threads = 0;                ///< LibTorch intra-op threads; 0 leaves LibTorch's setting.
   audio::LoadOptions load;        ///< Decode options; target_rate (and loudness for MOSS) are forced.
 };

@@ -63,7 +63,7 @@ std::unique_ptr<Network> make_network(std::string_view model_name, const Encoder
 std::shared_ptr<ModelHook> make_hook_over(std::string_view model_name, const EncoderOptions& options,
                                           std::unique_ptr<Network> network, bool generic_batching = false);
 
-/// A TorchScript module called as documented in the README: forward(wave float32[1, 1, N]) returning
+/// A TorchScript module called as documented in docs/encoders.md: forward(wave float32[1, 1, N]) returning
 /// one tensor (named output_names[0]) or a tuple of tensors (named in order).
 std::unique_ptr<Network> make_torchscript_network(const NetworkSettings& settings, const std::string& family,
                                                   std::vector<std::string> output_names);
