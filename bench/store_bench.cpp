@@ -14,8 +14,9 @@
 // Then the warm-shared hit as a replica sees it, at 1 and 8 threads: `reads` distinct keys in Redis,
 // a fresh disk folder in front (TierChain), each key looked up once by the leader's lookup, so each is
 // a disk miss, a shared hit and a fill of the disk. Two arms in the same run: the chain as it is (the
-// fill written behind the request) and write-through (the same lookups with the disk written, fsync
-// included, before the request returns); after the write-behind arm every fill is checked on disk.
+// disk read without its lock, Redis, the fill written behind the request) and write-through (the
+// lookup as the chain made it before: the disk's lock, Redis, then the disk written, fsync included,
+// before the request returns); after the write-behind arm every fill is checked on disk.
 // `--shared-cache local` starts a private redis-server on loopback for the run.
 #include <unistd.h>
 

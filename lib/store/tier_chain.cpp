@@ -29,28 +29,22 @@ void TierChain::store(const ReferenceEncodeKey& key, const Artifact& stored) noe
 
 TierLookup<Artifact> TierChain::load_or_lead(const ReferenceEncodeKey& key, std::chrono::milliseconds wait) noexcept {
   if (!shared_) return local_ ? local_->load_or_lead(key, wait) : TierLookup<Artifact>{};
-  // Processes on this host queue on the local tier's lock first, so one of them asks the fleet and the
-  // others read the entry it writes.
-  TierLookup<Artifact> local;
-  if (local_) {
-    local = local_->load_or_lead(key, wait);
-    if (local.stored) return local;
-  }
+  // The disk is read without its lock: the shared tier's lease already makes one process of the fleet,
+  // this host's included, encode a key while the others wait for its value, and taking the disk's
+  // lock first (a lock file per key) cost more than the Redis round trip it guarded.
+  if (local_)
+    if (auto hit = local_->load(key)) return {std::move(hit), nullptr, false};
   TierLookup<Artifact> found = shared_->load_or_lead(key, wait);
   if (found.stored) {
     found.shared = true;
-    // Off the request path. This host's processes queued on the local lease may miss the disk until
-    // the fill lands; they then ask the shared tier too, which costs one more round trip, not an encode.
-    if (fill_) fill_->store(key, found.stored);
+    if (fill_) fill_->store(key, found.stored);  // off the request path (write_behind.hpp)
     return found;
   }
-  // This process leads: both leases are held until the service has written through to both tiers.
-  if (local.lease && found.lease)
-    found.lease = std::make_shared<std::pair<std::shared_ptr<void>, std::shared_ptr<void>>>(std::move(local.lease),
-                                                                                            std::move(found.lease));
-  else if (local.lease)
-    found.lease = std::move(local.lease);
-  return found;
+  if (found.lease || !local_) return found;  // this process leads the fleet's encode of the key
+  // No value and no lease: the shared tier is down, or its lease holder did not answer in time. The
+  // processes of this host then queue on the disk's lock, so one of them encodes and the others read
+  // its entry.
+  return local_->load_or_lead(key, wait);
 }
 
 TierStats TierChain::stats() const {

@@ -1,12 +1,13 @@
 // TierChain: a host-local tier (the disk) in front of a tier shared by the fleet (Redis), as one
 // second tier: memory, then disk, then Redis, then encode.
 //
-// A lookup reads the local tier first, then the shared one; a shared hit is written to the local tier
-// behind the request (WriteBehind: the caller does not wait for the disk's fsync) and the service puts
-// it in memory. Writes of encoded entries go to both tiers on the caller's thread, as the seed's
-// write-through asks. The leader's lookup takes the shared tier's
-// lease, so one replica encodes a key while the others wait for its value. Counters are the local
-// tier's disk_* and the shared tier's shared_*. Either tier may be null. Nothing here throws.
+// A lookup reads the local tier first, then the shared one. The leader's lookup takes the shared
+// tier's lease (one replica of the fleet encodes a key while the others wait for its value) and
+// falls back to the local tier's lock only when the shared tier answers with neither a value nor a
+// lease (down, or its lease holder silent). A shared hit is written to the local tier behind the
+// request (WriteBehind: the caller does not wait for the disk's fsync) and the service puts it in
+// memory. Encoded entries are written through to both tiers. Counters are the local tier's disk_*
+// and the shared tier's shared_*. Either tier may be null. Nothing here throws.
 //
 //   auto chain = std::make_shared<store::TierChain>(store::open_disk_tier({.root = dir}),
 //                                                   store::open_redis_tier({.url = url}));
