@@ -98,7 +98,11 @@ class EncoderBackend final : public ModelBackend {
                                               const std::string& tier_root) override {
     std::shared_ptr<SecondTier<Artifact>> tier;
     if (!tier_root.empty()) tier = store::open_disk_tier({.root = tier_root});
-    if (!cache.shared_url.empty()) tier = std::make_shared<store::TierChain>(tier, open_profile_shared_tier(cache));
+    if (!cache.shared_url.empty()) {
+      auto shared = open_profile_shared_tier(cache);
+      shared->warm_up();  // a replica's pool is open before its requests come, not by them
+      tier = std::make_shared<store::TierChain>(tier, std::move(shared));
+    }
     const ServiceOptions o = service_options(arm, cache);
     auto service = std::make_shared<encoders::EncodeService>(hook_, o, tier);
     return make_service_handle(service, [](const WorkItem& w) {

@@ -181,6 +181,33 @@ struct RedisClient::Impl {
     pool_cv.notify_one();
   }
 
+  std::size_t open_connections(std::size_t n) {
+    n = std::min(n, options.max_connections);
+    std::vector<redisContext*> opened;
+    for (;;) {
+      {
+        std::lock_guard lock(pool_mutex);
+        if (open >= n) break;
+        ++open;
+      }
+      std::string why;
+      redisContext* c = admit() ? connect(why) : nullptr;
+      if (!c) {
+        {
+          std::lock_guard lock(pool_mutex);
+          --open;
+        }
+        if (!why.empty()) failed(why);
+        break;
+      }
+      opened.push_back(c);
+    }
+    for (redisContext* c : opened) release(c, true);
+    if (!opened.empty()) succeeded();
+    std::lock_guard lock(pool_mutex);
+    return open;
+  }
+
   void drop_idle() {
     std::vector<redisContext*> dead;
     {
@@ -290,6 +317,14 @@ struct RedisClient::Impl {
 };
 
 RedisClient::RedisClient(RedisClientOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+std::size_t RedisClient::open_connections(std::size_t n) noexcept {
+  try {
+    return impl_->open_connections(n);
+  } catch (...) {
+    return 0;
+  }
+}
 RedisClient::~RedisClient() = default;
 
 std::optional<RedisReply> RedisClient::command(std::initializer_list<std::string_view> args) noexcept {

@@ -67,6 +67,10 @@ class RedisClient {
   std::optional<RedisReply> command(std::initializer_list<std::string_view> args) noexcept;
   std::optional<RedisReply> command(const std::vector<std::string_view>& args) noexcept;
 
+  /// Opens connections now until the pool holds `n` (at most max_connections), so that the first
+  /// requests do not pay for connecting and logging in; returns how many the pool holds. Stops at the
+  /// first failure (which opens the circuit as a failed command does). Never throws.
+  std::size_t open_connections(std::size_t n) noexcept;
   /// False while the circuit is open (the server was found down, slow, or refused the login).
   bool available() const noexcept;
   /// Why the circuit last opened (never holds the password); empty if it never did.

@@ -296,6 +296,11 @@ TierStats RedisTier::stats() const {
   return s;
 }
 
+void RedisTier::warm_up(std::size_t connections) noexcept {
+  client_->open_connections(connections);
+  check_server_once();
+}
+
 void RedisTier::check_server_once() noexcept {
   if (checked_.exchange(true)) return;
   try {

@@ -81,6 +81,9 @@ class RedisTier final : public SecondTier<Artifact> {
   TierLookup<Artifact> load_or_lead(const ReferenceEncodeKey& key, std::chrono::milliseconds wait) noexcept override;
   TierStats stats() const override;
 
+  /// Opens the pool's connections (all of them by default) and checks the server's memory bound now,
+  /// as a long-running replica has them, so that its first lookups cost what later ones do.
+  void warm_up(std::size_t connections = SIZE_MAX) noexcept;
   /// The Redis key of `key`'s value (its lease is this plus ":lease").
   std::string value_key(const ReferenceEncodeKey& key) const;
   /// The key string stored inside a value: the canonical key, wrapped with the prefix when there is one.

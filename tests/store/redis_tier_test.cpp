@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <thread>
 
@@ -467,4 +468,21 @@ TEST_CASE("redis tier: four replica processes on the same keys encode each key o
     encodes += code;
   }
   CHECK(encodes == kKeys);
+}
+
+TEST_CASE("redis tier: warm_up opens the pool's connections before the first lookup") {
+  REQUIRE_REDIS();
+  RedisServer redis;
+  auto tier = open_redis_tier(fast(redis.url()));
+  tier->warm_up(3);
+  CHECK(tier->client().open_connections(3) == 3);  // already open: nothing more
+  std::optional<RedisReply> list = tier->client().command({"CLIENT", "LIST"});  // on one of them
+  REQUIRE(list);
+  CHECK(std::count(list->str.begin(), list->str.end(), '\n') == 3);
+  CHECK(tier->client().open_connections(100) == tier->client().options().max_connections);
+  redis.kill_now();
+  auto down = open_redis_tier(fast(redis.url()));
+  down->warm_up();  // a server that is down: no throw, the circuit opens, lookups go on without it
+  CHECK_FALSE(down->client().available());
+  CHECK_FALSE(down->load_or_lead(fake_key("x"), std::chrono::milliseconds(10)).stored);
 }
