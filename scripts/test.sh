@@ -43,9 +43,8 @@ if [[ $failed -eq 0 ]]; then
   step "python package (pytest)" python_tests
 fi
 
-# The sanitizer builds compile file by file (REFENC_UNITY=OFF): a unity batch names its sources by
-# absolute path, so ccache cannot reuse it from a clone in another folder, and these builds are
-# rebuilt by every fresh clone (CI) while the libraries they cover rarely change.
+# The sanitizer builds compile file by file (REFENC_UNITY=OFF): they cover few files, and a
+# sanitizer's report names the source file it is about.
 sanitized_core() {  # sanitized_core thread|address
   local dir=build/core-$1
   cmake -S . -B "$dir" -DREFENC_CORE_ONLY=ON -DREFENC_SANITIZE="$1" -DREFENC_WERROR=ON -DREFENC_UNITY=OFF \
