@@ -4,13 +4,15 @@
 # Usage: scripts/setup.sh [--test]   (--test adds the tools the test suite uses: clang, sox, espeak-ng, redis-server)
 # redis-tools is in the base set: the nightly workload's warm-shared cells run a private Redis server
 # from its redis-check-rdb (the server's multi-call binary), without installing the system service.
+# libgoogle-perftools-dev gives the link-time libtcmalloc_minimal.so (with libtcmalloc-minimal4): the
+# CLI and test_encoders run on tcmalloc_minimal.
 # The Python package (python/) builds against Debian's python3 (/usr/bin/python3) with pybind11; its
 # tests (--test) import Debian's python3-torch and run under python3-pytest.
 set -euo pipefail
 
 pkgs=(
   build-essential cmake g++ pkg-config ccache make git
-  libtorch-dev libopenblas0-pthread
+  libtorch-dev libopenblas0-pthread libgoogle-perftools-dev
   libcli11-dev libfmt-dev nlohmann-json3-dev catch2
   libsndfile1-dev libsamplerate0-dev libssl-dev libhiredis-dev
   redis-tools

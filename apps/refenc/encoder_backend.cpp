@@ -5,7 +5,6 @@
 
 #include "core/error.hpp"
 #include "encoder_backend.hpp"
-#include "encoders/cpu_tensor_memory.hpp"
 #include "encoders/encoder_hook.hpp"
 #include "encoders/network.hpp"
 #include "modelled_network.hpp"

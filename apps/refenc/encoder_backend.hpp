@@ -37,7 +37,7 @@ void validate_shared_cache(const Manifest& manifest);
 /// and dtype it has; throws Error(bad_input) naming the manifest and the field otherwise.
 void validate_encoder_models(const Manifest& manifest);
 
-/// LibTorch's version, BLAS, intra-op and BLAS threads, tensor block cache and parallel info
+/// LibTorch's version, BLAS, intra-op and BLAS threads, the process's malloc and parallel info
 /// (torch_info.cpp), for the run context.
 LibraryContext torch_library_context();
 

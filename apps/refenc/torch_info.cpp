@@ -1,11 +1,11 @@
-// LibTorch's version, thread and memory settings for a profile run's context (the one LibTorch include of
-// the CLI's profile path).
+// LibTorch's version and thread settings, and the process's malloc, for a profile run's context (the one
+// LibTorch include of the CLI's profile path).
 #include <ATen/Parallel.h>
 #include <ATen/Version.h>
 #include <torch/version.h>
 
 #include "encoder_backend.hpp"
-#include "encoders/cpu_tensor_memory.hpp"
+#include "encoders/encoder_hook.hpp"
 
 namespace refenc::profile {
 
@@ -24,7 +24,7 @@ LibraryContext torch_library_context() {
           .blas = blas,
           .intra_op_threads = at::get_num_threads(),
           .blas_threads = encoders::blas_threads(),
-          .tensor_cache_bytes = encoders::cpu_tensor_cache_bytes(),
+          .allocator = encoders::allocator_name(),
           .parallel_info = at::get_parallel_info()};
 }
 

@@ -139,6 +139,21 @@ std::shared_ptr<ModelHook> make_hook(std::string_view model_name, const EncoderO
 /// LibTorch's current intra-op thread count.
 int torch_threads();
 
+/// Sets LibTorch's intra-op threads and, where LibTorch runs on OpenBLAS, OpenBLAS's threads to the
+/// same count, so that `threads: 1` means one thread per encode: OpenBLAS's own pool otherwise
+/// stays at one thread per core and its idle workers spin beside the callers. (How it splits a product
+/// over its threads depends on the product's shape; the proxies call it with one shape per weight, so
+/// their batch parity does not depend on the count, see nn_blocks.hpp.) Every encoder built calls it,
+/// with LibTorch's current count when its `threads` is 0. `threads` > 0.
+void set_torch_threads(int threads);
+
+/// OpenBLAS's thread count, or 0 when LibTorch does not run on OpenBLAS.
+int blas_threads();
+
+/// The malloc this process runs on, LibTorch's CPU buffers included, from the library `malloc` resolves
+/// to: "tcmalloc_minimal" (what the CLI and test_encoders link), "tcmalloc", "jemalloc" (preloaded), else "glibc".
+std::string allocator_name();
+
 /// Wall seconds of the first LibTorch call of this process (library loading, thread pools); 0 after.
 double warm_up_torch();
 

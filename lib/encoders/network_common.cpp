@@ -1,12 +1,13 @@
 #include "encoders/network_common.hpp"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 
 #include "core/error.hpp"
 #include "core/sha256.hpp"
-#include "encoders/cpu_tensor_memory.hpp"
 #include "encoders/nn_blocks.hpp"
 
 namespace refenc::encoders {
@@ -46,6 +47,33 @@ NetworkSettings validate_settings(const EncoderOptions& o, const std::vector<std
 }
 
 int torch_threads() { return at::get_num_threads(); }
+
+namespace {
+/// An OpenBLAS function found by name, or null when LibTorch does not run on OpenBLAS.
+template <typename Fn>
+Fn* openblas_function(const char* name) {
+  return reinterpret_cast<Fn*>(dlsym(RTLD_DEFAULT, name));
+}
+}  // namespace
+
+void set_torch_threads(int threads) {
+  at::set_num_threads(threads);
+  if (auto* set = openblas_function<void(int)>("openblas_set_num_threads")) set(threads);
+}
+
+int blas_threads() {
+  auto* get = openblas_function<int()>("openblas_get_num_threads");
+  return get ? get() : 0;
+}
+
+std::string allocator_name() {
+  Dl_info info{};
+  void* m = dlsym(RTLD_DEFAULT, "malloc");  // the definition every caller binds to, a preloaded one included
+  const std::string file = m && dladdr(m, &info) && info.dli_fname ? info.dli_fname : "";
+  for (const char* name : {"tcmalloc_minimal", "tcmalloc", "jemalloc"})
+    if (file.find(name) != std::string::npos) return name;
+  return "glibc";
+}
 
 double warm_up_torch() {
   static std::atomic<bool> done{false};

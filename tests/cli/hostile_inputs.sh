@@ -131,11 +131,6 @@ expect 2 "compare: min-runs below 2" compare "$baseline" "$baseline" --min-runs 
 expect 2 "compare: floor confidence outside (0, 1)" compare "$baseline" "$baseline" --floor-confidence 1
 expect 2 "compare: a current run missing" compare --baseline "$baseline" --current "$work/absent-run"
 
-# --- environment ----------------------------------------------------------------------------------
-for bad in abc -1 12x 99999999999; do
-  REFENC_TENSOR_CACHE_MB=$bad expect 3 "tensor cache size '$bad'" models
-done
-
 # A run that lost a profiled concurrency level of an eligible model: MISSING_ARM (exit 12) naming the
 # missing cells, never a verdict from the levels that remain.
 python3 - "$(dirname "$0")/../../reports/baseline" "$work/lost-c16" <<'PY'

@@ -3,7 +3,7 @@
 // any position of the batch, on any thread count. Library GEMMs and convolutions do not promise this
 // (OpenBLAS rounds the last rows of a product with other kernels, a row's place in its group of rows
 // matters, and threads split a call by its shape), and one flipped bit can flip a quantiser code on a
-// near tie.
+// near tie. Also the process settings the encodes run under: threads, and the malloc.
 #include "encoders/nn_blocks.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -14,7 +14,7 @@
 
 #include <cstring>
 
-#include "encoders/cpu_tensor_memory.hpp"
+#include "encoders/encoder_hook.hpp"
 
 using namespace refenc::encoders;
 using namespace refenc::encoders::nn;
@@ -125,3 +125,20 @@ TEST_CASE("CausalConv1d gives each clip its own bits at any batch size and padde
       (conv->forward(x.narrow(2, 0, 500 * s.stride)).to(at::kDouble) - reference(xs, wd, bd)).abs();
   CHECK((err <= reference(xs.abs(), wd.abs(), bd.abs()) * 1e-5).all().item<bool>());
 }
+
+TEST_CASE("set_torch_threads sets OpenBLAS's threads with LibTorch's", "[encoders][threads]") {
+  const int before = torch_threads();
+  set_torch_threads(1);
+  CHECK(torch_threads() == 1);
+  CHECK((blas_threads() == 0 || blas_threads() == 1));  // 0: LibTorch is not on OpenBLAS
+  set_torch_threads(2);
+  CHECK(torch_threads() == 2);
+  CHECK((blas_threads() == 0 || blas_threads() == 2));
+  set_torch_threads(before);
+}
+
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)  // sanitizer builds keep their malloc
+TEST_CASE("the encodes run on tcmalloc_minimal, linked as the CLI links it", "[encoders][malloc]") {
+  CHECK(allocator_name() == "tcmalloc_minimal");
+}
+#endif

@@ -139,6 +139,26 @@ TEST_CASE("a profile over fake hooks: counts per phase, skipped arms, a schema-v
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("the library context names the malloc; reports without it, or with retired fields, still load") {
+  RunRecord run;
+  run.context.libtorch = LibraryContext{.version = "1.13.0", .blas = "open", .blas_threads = 1, .allocator = "glibc"};
+  json report = to_json(run);
+  CHECK(report["context"]["libtorch"]["allocator"] == "glibc");
+  RunRecord back = run_from_json(report, "report.json");
+  REQUIRE(back.context.libtorch);
+  CHECK(back.context.libtorch->allocator == "glibc");
+  CHECK(summary_markdown(back).find("- LibTorch 1.13.0, BLAS open (1 thread), malloc glibc\n") != std::string::npos);
+
+  report["context"]["libtorch"].erase("allocator");
+  report["context"]["libtorch"]["retired_bytes"] = std::uint64_t{4} << 30;  // a field no longer written: ignored
+  RunRecord old = run_from_json(report, "old/report.json");
+  REQUIRE(old.context.libtorch);
+  CHECK(old.context.libtorch->allocator.empty());
+  CHECK_FALSE(to_json(old)["context"]["libtorch"].contains("allocator"));
+  CHECK_FALSE(to_json(old)["context"]["libtorch"].contains("retired_bytes"));
+  CHECK(summary_markdown(old).find("malloc") == std::string::npos);
+}
+
 TEST_CASE("a batch path that changes one code of one item makes the gate refuse GO and say why") {
   Manifest m = smoke_manifest();
   m.models.resize(1);

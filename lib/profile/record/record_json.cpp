@@ -64,7 +64,7 @@ json library_json(const LibraryContext& l) {
          {"intra_op_threads", l.intra_op_threads},
          {"parallel_info", l.parallel_info}};
   if (l.blas_threads > 0) j["blas_threads"] = l.blas_threads;  // absent in reports from before they were recorded
-  if (l.tensor_cache_bytes > 0) j["tensor_cache_bytes"] = l.tensor_cache_bytes;
+  if (!l.allocator.empty()) j["allocator"] = l.allocator;  // absent in reports from before it was recorded
   return j;
 }
 
@@ -158,7 +158,7 @@ RunContext read_context(const JsonFields& in, const json& j) {
     lc.blas = in.str(*l, wl, "blas");
     lc.intra_op_threads = static_cast<int>(in.integer(*l, wl, "intra_op_threads"));
     lc.blas_threads = static_cast<int>(in.integer(*l, wl, "blas_threads"));
-    lc.tensor_cache_bytes = static_cast<std::uint64_t>(in.integer(*l, wl, "tensor_cache_bytes"));
+    lc.allocator = in.str(*l, wl, "allocator");  // fields older reports have and this one lacks are ignored
     lc.parallel_info = in.str(*l, wl, "parallel_info");
     lc.reason = in.str(*l, wl, "reason");
     c.libtorch = lc;

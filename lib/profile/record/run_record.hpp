@@ -160,13 +160,13 @@ struct SkippedArm {
   std::string reason;
 };
 
-/// LibTorch as the run saw it (or why it could not be asked).
+/// LibTorch as the run saw it, with the malloc its CPU buffers come from (or why it could not be asked).
 struct LibraryContext {
   std::string version;
   std::string blas;
   int intra_op_threads = 0;
-  int blas_threads = 0;                 ///< OpenBLAS's threads (0: not OpenBLAS, or not recorded).
-  std::uint64_t tensor_cache_bytes = 0;  ///< Bound of the CPU tensor block cache (0: none).
+  int blas_threads = 0;  ///< OpenBLAS's threads (0: not OpenBLAS, or not recorded).
+  std::string allocator;  ///< The process's malloc, e.g. "tcmalloc_minimal", "glibc" (empty: not recorded).
   std::string parallel_info;
   std::string reason;  ///< Set when the version is "unavailable".
 };

@@ -43,7 +43,7 @@ std::string summary_markdown(const RunRecord& run) {
   if (const auto& l = ctx.libtorch) {
     os << "- LibTorch " << l->version << ", BLAS " << l->blas;
     if (l->blas_threads > 0) os << " (" << l->blas_threads << " thread" << (l->blas_threads == 1 ? "" : "s") << ")";
-    if (l->tensor_cache_bytes > 0) os << ", tensor block cache " << (l->tensor_cache_bytes >> 20) << " MiB";
+    if (!l->allocator.empty()) os << ", malloc " << l->allocator;
     os << "\n";
   }
   os << "- git " << ctx.git_revision << ", manifest " << ctx.manifest_path << " (sha256 "
