@@ -8,6 +8,7 @@
 #include "encoders/encoder_hook.hpp"
 #include "encoders/network.hpp"
 #include "modelled_network.hpp"
+#include "python_backend.hpp"
 #include "profile/device/calibration_presets.hpp"
 #include "store/disk_tier.hpp"
 #include "store/redis_endpoint.hpp"
@@ -95,15 +96,8 @@ class EncoderBackend final : public ModelBackend {
 
   std::unique_ptr<ServiceHandle> make_service(const ArmSpec& arm, const CacheSpec& cache,
                                               const std::string& tier_root) override {
-    std::shared_ptr<SecondTier<Artifact>> tier;
-    if (!tier_root.empty()) tier = store::open_disk_tier({.root = tier_root});
-    if (!cache.shared_url.empty()) {
-      auto shared = open_profile_shared_tier(cache);
-      shared->warm_up();  // a replica's pool is open before its requests come, not by them
-      tier = std::make_shared<store::TierChain>(tier, std::move(shared));
-    }
-    const ServiceOptions o = service_options(arm, cache);
-    auto service = std::make_shared<encoders::EncodeService>(hook_, o, tier);
+    auto service =
+        std::make_shared<encoders::EncodeService>(hook_, service_options(arm, cache), profile_service_tier(cache, tier_root));
     return make_service_handle(service, [](const WorkItem& w) {
       encoders::EncodeRequest r;
       if (w.reference && w.reference->wav)
@@ -122,6 +116,17 @@ class EncoderBackend final : public ModelBackend {
 };
 
 }  // namespace
+
+std::shared_ptr<SecondTier<Artifact>> profile_service_tier(const CacheSpec& cache, const std::string& tier_root) {
+  std::shared_ptr<SecondTier<Artifact>> tier;
+  if (!tier_root.empty()) tier = store::open_disk_tier({.root = tier_root});
+  if (!cache.shared_url.empty()) {
+    auto shared = open_profile_shared_tier(cache);
+    shared->warm_up();  // a replica's pool is open before its requests come, not by them
+    tier = std::make_shared<store::TierChain>(tier, std::move(shared));
+  }
+  return tier;
+}
 
 std::shared_ptr<store::RedisTier> open_profile_shared_tier(const CacheSpec& cache) {
   store::RedisTierOptions o;
@@ -147,13 +152,22 @@ void validate_shared_cache(const Manifest& manifest) {
 }
 
 BackendFactory encoder_backend_factory() {
-  return [](const ModelSpec& spec) -> std::unique_ptr<ModelBackend> { return std::make_unique<EncoderBackend>(spec); };
+  return [](const ModelSpec& spec) -> std::unique_ptr<ModelBackend> {
+    if (!spec.encoder.python.empty()) return make_python_backend(spec);
+    return std::make_unique<EncoderBackend>(spec);
+  };
 }
 
 void validate_encoder_models(const Manifest& manifest) {
   for (std::size_t i = 0; i < manifest.models.size(); ++i) {
     const ModelSpec& spec = manifest.models[i];
     const std::string field = manifest.path + ": models[" + std::to_string(i) + "]";
+    if (!spec.encoder.python.empty()) {
+      if (!python_hooks_available())
+        throw Error(ErrorKind::bad_input, field + ".encoder.python: this refenc was built without Python "
+                                                  "(configure with -DREFENC_PYTHON=ON, scripts/setup.sh installs it)");
+      continue;  // the hook names its own model
+    }
     const encoders::ModelInfo* info = nullptr;
     try {
       info = &encoders::model_info(spec.name);

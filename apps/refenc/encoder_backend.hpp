@@ -8,17 +8,24 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
 
 #include "profile/record/run_record.hpp"
 #include "profile/manifest/manifest.hpp"
 #include "profile/orchestration/model_backend.hpp"
+#include "store/artifact.hpp"
 #include "store/redis_tier.hpp"
 
 namespace refenc::profile {
 
-/// Backends over encoders::make_hook(name, options) with store::DiskTier for warm-disk cells and
+/// Backends over encoders::make_hook(name, options), or over a Python hook for a model whose
+/// encoder names one (python_backend.hpp), with store::DiskTier for warm-disk cells and
 /// store::TierChain (the cell's disk folder, then the shared RedisTier) for warm-shared cells.
 BackendFactory encoder_backend_factory();
+
+/// The second tier of a profile cell's service: none, the disk tier at `tier_root` (when not empty),
+/// and the cell's shared tier after it when `cache.shared_url` is set (warmed up, as a replica's is).
+std::shared_ptr<SecondTier<Artifact>> profile_service_tier(const CacheSpec& cache, const std::string& tier_root);
 
 /// Expiry of the values a profile run writes to a shared tier: they live under a prefix of the run's
 /// own, which no later run reads, so on a server the run does not own they must not outlive it long.

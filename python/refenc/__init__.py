@@ -31,6 +31,7 @@ import torch
 
 from . import _core
 from ._artifact import stored_bytes as _stored_bytes
+from ._audio import LoadedReference, load_reference
 
 __all__ = [
     "KeyedReferenceEncodeHook",
@@ -39,6 +40,8 @@ __all__ = [
     "ReferenceEncodeService",
     "TensorReferenceEncodeHook",
     "DiskCache",
+    "LoadedReference",
+    "load_reference",
     "VoiceCache",
     "fresh_exception",
 ]

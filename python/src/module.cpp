@@ -17,6 +17,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "audio_bindings.hpp"
 #include "disk_cache_bindings.hpp"
 #include "py_service.hpp"
 #include "py_tier.hpp"
@@ -171,6 +172,7 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("folder", &PyVoiceCache::folder);
 
   bind_disk_cache(m);
+  bind_audio(m);
 
   m.attr("UNBOUNDED") = std::numeric_limits<std::uint64_t>::max() / 2;
 }

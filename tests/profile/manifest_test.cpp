@@ -155,3 +155,31 @@ TEST_CASE("warmup defaults to the cell's concurrency, over the references beyond
                            ": references.variants: must provide at least 6 references (largest phase "
                            "distinct + warmup + never-seen requests), got 5");
 }
+
+TEST_CASE("a Python hook encoder: module:factory, its folders and keyword arguments") {
+  json j = valid();
+  j["models"][0]["encoder"] = {{"python", "my_hooks.codec:make_hook"},
+                               {"python_path", {"clips", "."}},
+                               {"python_args", {{"module", "codec.pt"}, {"batch", 4}}}};
+  Manifest m = parse_manifest(j, kManifestPath);
+  const EncoderSpec& e = m.models[0].encoder;
+  CHECK(e.python == "my_hooks.codec:make_hook");
+  const std::filesystem::path workloads = std::filesystem::path(REFENC_SOURCE_DIR) / "workloads";
+  CHECK(e.python_path == std::vector<std::string>{(workloads / "clips").string(), (workloads / "").string()});
+  CHECK(json::parse(e.python_args) == json{{"module", "codec.pt"}, {"batch", 4}});
+
+  auto with = [&](json encoder) {
+    json k = valid();
+    k["models"][0]["encoder"] = std::move(encoder);
+    return error_of(k);
+  };
+  CHECK_THAT(with({{"python", "my_hooks"}}),
+             Catch::Contains("models[0].encoder.python") && Catch::Contains("is not \"module:factory\""));
+  CHECK_THAT(with({{"python", "a:b"}, {"module", "x.pt"}}), Catch::Contains("models[0].encoder.module"));
+  CHECK_THAT(with({{"python", "a:b"}, {"device", "cuda:0"}}), Catch::Contains("models[0].encoder.device"));
+  CHECK_THAT(with({{"python", "a:b"}, {"python_path", {"no-such-folder"}}}),
+             Catch::Contains("models[0].encoder.python_path[0]") && Catch::Contains("is not a folder"));
+  CHECK_THAT(with({{"python", "a:b"}, {"python_args", {1, 2}}}),
+             Catch::Contains("models[0].encoder.python_args: must be an object"));
+  CHECK_THAT(with({{"python_args", json::object()}}), Catch::Contains("models[0].encoder.python_args: needs \"python\""));
+}

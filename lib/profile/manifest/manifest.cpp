@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -63,6 +64,39 @@ void read_modelled_device(const Reader& r, const json& e, const std::string& we,
     check_modelled_encoder(model, enc, std::filesystem::path(path).parent_path().string());
   } catch (const Error& x) {
     r.fail(Reader::key(we, enc.calibration.empty() ? "device" : "calibration"), x.what());
+  }
+}
+
+/// An encoder's "python", "python_path" and "python_args" (a Python hook factory, docs/python.md).
+void read_python_hook(const Reader& r, const json& e, const std::string& we, const std::string& path,
+                      EncoderSpec& enc) {
+  enc.python = r.str(e, we, "python", "");
+  if (enc.python.empty()) {
+    for (const char* field : {"python_path", "python_args"})
+      if (r.find(e, field)) r.fail(Reader::key(we, field), "needs \"python\"");
+    return;
+  }
+  static const std::regex form(R"(^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$)");
+  if (!std::regex_match(enc.python, form))
+    r.fail(Reader::key(we, "python"), "'" + enc.python + "' is not \"module:factory\" (e.g. \"my_hooks:make_hook\")");
+  for (const char* field : {"module", "calibration"})
+    if (r.find(e, field)) r.fail(Reader::key(we, field), "a Python hook loads its own model (drop it or \"python\")");
+  if (enc.device != "cpu") r.fail(Reader::key(we, "device"), "a Python hook places its own model (leave \"cpu\")");
+  const std::filesystem::path base = std::filesystem::absolute(std::filesystem::path(path).parent_path());
+  if (const json* pp = r.find(e, "python_path")) {
+    const std::string wp = Reader::key(we, "python_path");
+    if (!pp->is_array()) r.fail(wp, "must be an array of folders");
+    for (std::size_t k = 0; k < pp->size(); ++k) {
+      const json& dir = (*pp)[k];
+      if (!dir.is_string() || dir.get<std::string>().empty()) r.fail(Reader::idx(wp, k), "must be a folder name");
+      const std::filesystem::path folder = (base / dir.get<std::string>()).lexically_normal();
+      if (!std::filesystem::is_directory(folder)) r.fail(Reader::idx(wp, k), "'" + folder.string() + "' is not a folder");
+      enc.python_path.push_back(folder.string());
+    }
+  }
+  if (const json* pa = r.find(e, "python_args")) {
+    if (!pa->is_object()) r.fail(Reader::key(we, "python_args"), "must be an object (the factory's keyword arguments)");
+    enc.python_args = pa->dump();
   }
 }
 
@@ -132,7 +166,9 @@ Manifest parse_manifest(const json& j, const std::string& path) {
     if (!names.insert(ms.name).second) r.fail(Reader::key(w, "name"), "duplicate model '" + ms.name + "'");
     if (const json* e = r.find(mj, "encoder")) {
       std::string we = Reader::key(w, "encoder");
-      r.object(*e, we, {"scale", "dtype", "device", "module", "threads", "parity_tolerance", "calibration"});
+      r.object(*e, we,
+               {"scale", "dtype", "device", "module", "threads", "parity_tolerance", "calibration", "python",
+                "python_path", "python_args"});
       ms.encoder.scale = r.str(*e, we, "scale", ms.encoder.scale, true);
       ms.encoder.dtype = r.str(*e, we, "dtype", ms.encoder.dtype, true);
       if (ms.encoder.dtype != "float32" && ms.encoder.dtype != "float16" && ms.encoder.dtype != "bfloat16")
@@ -154,6 +190,7 @@ Manifest parse_manifest(const json& j, const std::string& path) {
       }
       ms.encoder.parity_tolerance = r.num(*e, we, "parity_tolerance", 0, 0, 1e9);
       read_modelled_device(r, *e, we, path, ms.name, ms.encoder);
+      read_python_hook(r, *e, we, path, ms.encoder);
     }
     const json* s = r.find(mj, "synthesis");
     if (!s) r.fail(Reader::key(w, "synthesis"), "required");

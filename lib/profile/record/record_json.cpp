@@ -30,6 +30,11 @@ json encoder_json(const EncoderSpec& e) {
       {"scale", e.scale}, {"dtype", e.dtype}, {"device", e.device}, {"module", e.module_path}, {"threads", e.threads}};
   if (e.parity_tolerance != 0) j["parity_tolerance"] = e.parity_tolerance;  // absent: 0, bit-exact
   if (!e.calibration.empty()) j["calibration"] = e.calibration;             // absent: not a modelled device
+  if (!e.python.empty()) {                                                    // absent: refenc's own encoder
+    j["python"] = e.python;
+    j["python_path"] = e.python_path;
+    j["python_args"] = json::parse(e.python_args);
+  }
   return j;
 }
 
@@ -122,6 +127,11 @@ ModelEntry read_model(const JsonFields& in, const json& j, const std::string& w)
   m.encoder.threads = static_cast<int>(in.integer(enc, wn, "threads"));
   m.encoder.parity_tolerance = in.num(enc, wn, "parity_tolerance");
   m.encoder.calibration = in.str(enc, wn, "calibration");
+  m.encoder.python = in.str(enc, wn, "python");
+  if (const json* pp = in.find(enc, "python_path"); pp && pp->is_array())
+    for (const json& dir : *pp)
+      if (dir.is_string()) m.encoder.python_path.push_back(dir.get<std::string>());
+  if (const json* pa = in.find(enc, "python_args"); pa && pa->is_object()) m.encoder.python_args = pa->dump();
   if (const json* c = in.find(j, "calibration"); c && c->is_object()) {
     std::string wc = JsonFields::key(w, "calibration");
     m.calibration = CalibrationRef{in.str(*c, wc, "name"),   in.str(*c, wc, "path"), in.str(*c, wc, "sha256"),

@@ -24,6 +24,11 @@ struct EncoderSpec {
   int threads = 0;  ///< Intra-op threads; 0 = the library default.
   /// Largest |batched - single| a float tensor may show for M4b parity (0 = bit-exact required).
   double parity_tolerance = 0;
+  /// A Python hook instead of refenc's encoder: "module:factory", called with python_args as keyword
+  /// arguments in an interpreter embedded in refenc (docs/python.md); empty otherwise.
+  std::string python;
+  std::vector<std::string> python_path;  ///< Folders put first on sys.path, absolute.
+  std::string python_args = "{}";        ///< The factory's keyword arguments: a JSON object's text.
 };
 
 /// Parameters of the modelled synthesis engine (continuous batching, off the CPU), with their source.
