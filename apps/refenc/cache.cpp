@@ -62,7 +62,7 @@ std::uint64_t parse_bytes(const std::string& text) {
 }
 
 /// The disk tier at the root; an unusable root is an error here (the library would degrade).
-std::shared_ptr<store::DiskTier> open_or_fail(const std::string& root) {
+std::shared_ptr<store::DiskTier> open_disk_or_fail(const std::string& root) {
   const log::Level before = log::level();
   log::set_level(log::Level::error);  // the reason goes into the one error line instead
   auto tier = store::open_disk_tier({.root = root});
@@ -159,7 +159,7 @@ void print_shared(const nlohmann::json& j) {
 
 int run_stats(const CacheOptions& o) {
   auto shared = open_shared_cache(o.shared);
-  auto tier = open_or_fail(o.root);
+  auto tier = open_disk_or_fail(o.root);
   store::ScanReport s = tier->scan();
   const log::Level before = log::level();
   log::set_level(log::Level::error);
@@ -200,7 +200,7 @@ int run_stats(const CacheOptions& o) {
 }
 
 int run_clear(const CacheOptions& o) {
-  auto tier = open_or_fail(o.root);
+  auto tier = open_disk_or_fail(o.root);
   std::optional<std::string> model = o.model.empty() ? std::nullopt : std::optional<std::string>(o.model);
   auto shared = open_shared_cache(o.shared);
   std::uint64_t n = tier->clear(model);
@@ -220,7 +220,7 @@ int run_clear(const CacheOptions& o) {
 int run_gc(const CacheOptions& o) {
   std::optional<std::uint64_t> bound;
   if (!o.max_bytes.empty()) bound = parse_bytes(o.max_bytes);
-  auto tier = open_or_fail(o.root);
+  auto tier = open_disk_or_fail(o.root);
   store::GcReport g = tier->gc(bound);
   const std::uint64_t limit = bound.value_or(tier->options().max_disk_bytes);
   if (o.json) {
@@ -246,7 +246,7 @@ int run_gc(const CacheOptions& o) {
 }
 
 int run_verify(const CacheOptions& o) {
-  auto tier = open_or_fail(o.root);
+  auto tier = open_disk_or_fail(o.root);
   store::VerifyReport v = tier->verify(o.remove);
   if (o.json) {
     nlohmann::json j = {
@@ -261,7 +261,7 @@ int run_verify(const CacheOptions& o) {
   return v.corrupt.size() == v.removed ? 0 : 1;
 }
 
-Registration reg{
+Registration cache_command{
     "cache", "Inspect and maintain the disk cache: stats, clear, gc, verify", [](CLI::App& app) {
       auto o = std::make_shared<CacheOptions>();
       app.require_subcommand(1);

@@ -132,7 +132,7 @@ int write_preset(const CalibrateOptions& o) {
   return 0;
 }
 
-int run(const CalibrateOptions& o) {
+int run_calibrate(const CalibrateOptions& o) {
   if (o.out.empty()) throw Error(ErrorKind::bad_input, "--out: required (the calibration file to write)");
   if (!o.preset.empty()) return write_preset(o);
   if (o.model.empty()) throw Error(ErrorKind::bad_input, "--model: required (or --preset NAME)");
@@ -261,7 +261,7 @@ int run(const CalibrateOptions& o) {
   return 0;
 }
 
-Registration reg{
+Registration calibrate_command{
     "calibrate", "Measure an encoder's cost surface for a modelled device", [](CLI::App& app) {
       auto o = std::make_shared<CalibrateOptions>();
       app.add_option("--model", o->model, "Encoder: fish-s2-pro, qwen3-tts, moss-tts-local");
@@ -291,7 +291,7 @@ Registration reg{
       app.add_option("--name", o->name, "Calibration name (default MODEL-SCALE-DEVICE)");
       app.add_option("--preset", o->preset, "Write this published preset instead of measuring");
       app.add_option("--out", o->out, "Calibration file to write")->required();
-      return [o] { return run(*o); };
+      return [o] { return run_calibrate(*o); };
     }};
 
 }  // namespace

@@ -14,7 +14,7 @@
 
 namespace {
 
-struct Options {
+struct CompareCommandOptions {
   std::string baseline, current;
   std::vector<std::string> baselines, currents;
   double threshold = 0.10;
@@ -27,7 +27,7 @@ struct Options {
   std::string html;
 };
 
-int run(const Options& o) {
+int run_compare(const CompareCommandOptions& o) {
   using namespace refenc::profile;
   using refenc::Error, refenc::ErrorKind;
   if (!(o.threshold > 0)) throw Error(ErrorKind::bad_input, "--threshold: must be > 0");
@@ -68,9 +68,9 @@ int run(const Options& o) {
   return r.regressions > 0 ? compare_exit_regression : 0;
 }
 
-refenc::cli::Registration reg{
+refenc::cli::Registration compare_command{
     "compare", "Compare profile runs cell by cell and flag regressions beyond the noise floor", [](CLI::App& app) {
-      auto o = std::make_shared<Options>();
+      auto o = std::make_shared<CompareCommandOptions>();
       app.add_option("baseline", o->baseline, "Baseline run folder or report.json");
       app.add_option("current", o->current, "Current run folder or report.json");
       app.add_option("--baseline", o->baselines, "Baseline runs (several: their noise floor and a U test)");
@@ -95,7 +95,7 @@ refenc::cli::Registration reg{
           "Mann-Whitney U test over per-run figures at --alpha. A group with a cell that stayed contaminated (a "
           "busy machine) decides nothing unless --judge-contaminated. Exit codes: 0 none; 10 regression; 2-7 "
           "errors.");
-      return [o] { return run(*o); };
+      return [o] { return run_compare(*o); };
     }};
 
 }  // namespace

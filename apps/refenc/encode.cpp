@@ -98,7 +98,7 @@ OutFormat out_format(const std::string& path) {
                   " for --out (use .pt for a torch archive or .json)");
 }
 
-int run(const EncodeOptions& o) {
+int run_encode(const EncodeOptions& o) {
   using Clock = std::chrono::steady_clock;
   const OutFormat format = out_format(o.out);  // before any work
   const double startup = process_age();
@@ -225,7 +225,7 @@ int run(const EncodeOptions& o) {
   return 0;
 }
 
-Registration reg{
+Registration encode_command{
     "encode", "Encode one reference clip and show its key, artifact and timings", [](CLI::App& app) {
       auto o = std::make_shared<EncodeOptions>();
       app.add_option("clip", o->clip, "Reference clip: a path, a data: URI or an http(s) URL")->required();
@@ -248,7 +248,7 @@ Registration reg{
                      "JSON (meta; tensors with dtype, shape, values)");
       add_shared_cache_options(app, o->shared);
       app.add_flag("--json", o->json, "Print the report as JSON");
-      return [o] { return run(*o); };
+      return [o] { return run_encode(*o); };
     }};
 
 }  // namespace

@@ -11,13 +11,13 @@
 
 namespace {
 
-struct Options {
+struct GateCommandOptions {
   std::string report;
   std::string schema;
   bool json = false;
 };
 
-int run(const Options& o) {
+int run_gate(const GateCommandOptions& o) {
   using namespace refenc::profile;
   std::vector<std::string> errors;
   try {
@@ -41,16 +41,16 @@ int run(const Options& o) {
   return g.exit_code;
 }
 
-refenc::cli::Registration reg{
+refenc::cli::Registration gate_command{
     "gate", "Apply the M4b go/no-go rule to a profile report (run folder or report.json)", [](CLI::App& app) {
-      auto o = std::make_shared<Options>();
+      auto o = std::make_shared<GateCommandOptions>();
       app.add_option("report", o->report, "Run folder or its report.json (requests.jsonl beside it)")->required();
       app.add_option("--schema", o->schema, "Report schema (default: reports/report.schema.json of the source tree)");
       app.add_flag("--json", o->json, "Print the gate as JSON");
       app.footer(
           "Exit codes: 0 every model GO or NOT_APPLICABLE; 10 some NO-GO; 11 some INCONCLUSIVE; "
           "12 some MISSING_ARM; 2-7 harness errors (bad report, I/O).");
-      return [o] { return run(*o); };
+      return [o] { return run_gate(*o); };
     }};
 
 }  // namespace

@@ -43,7 +43,7 @@ int print_presets(bool as_json) {
   return 0;
 }
 
-int run(const ModelsOptions& o) {
+int run_models(const ModelsOptions& o) {
   if (o.presets) return print_presets(o.json);
   nlohmann::json all = nlohmann::json::array();
   for (const encoders::ModelInfo& m : encoders::models()) {
@@ -97,12 +97,12 @@ int run(const ModelsOptions& o) {
   return print_presets(false);
 }
 
-Registration reg{"models", "List the reference encoders", [](CLI::App& app) {
+Registration models_command{"models", "List the reference encoders", [](CLI::App& app) {
                    auto o = std::make_shared<ModelsOptions>();
                    app.add_flag("--json", o->json, "Print JSON");
                    app.add_flag("--params", o->params, "Build the tiny and small proxies to count their parameters");
                    app.add_flag("--presets", o->presets, "Only the calibration and synthesis presets");
-                   return [o] { return run(*o); };
+                   return [o] { return run_models(*o); };
                  }};
 
 }  // namespace

@@ -23,7 +23,7 @@ extern "C" void on_stop_signal(int sig) {
   std::signal(sig, SIG_DFL);  // a second Ctrl-C ends the process at once
 }
 
-struct Options {
+struct ProfileCommandOptions {
   std::string manifest;
   std::string out;
   bool no_progress = false;
@@ -36,7 +36,7 @@ std::string default_out(const std::string& name) {
   return std::string("runs/") + buf + "-" + name;
 }
 
-int run(const Options& o) {
+int run_profile_command(const ProfileCommandOptions& o) {
   using namespace refenc::profile;
   Manifest m = load_manifest(o.manifest);
   validate_encoder_models(m);  // unknown models or scales fail now, not after earlier models' cells
@@ -69,17 +69,17 @@ int run(const Options& o) {
   return r.run.gate->exit_code;
 }
 
-refenc::cli::Registration reg{
+refenc::cli::Registration profile_command{
     "profile", "Run a workload manifest: per-cell latency, throughput, cache counters, then the M4b gate",
     [](CLI::App& app) {
-      auto o = std::make_shared<Options>();
+      auto o = std::make_shared<ProfileCommandOptions>();
       app.add_option("manifest", o->manifest, "Workload manifest (JSON), e.g. workloads/nightly.json")->required();
       app.add_option("--out", o->out, "Run folder to write (default runs/<UTC time>-<manifest name>)");
       app.add_flag("--no-progress", o->no_progress, "No progress line on stderr");
       app.footer(
           "Exit codes: 0 every model GO or NOT_APPLICABLE; 10 some NO-GO; 11 some INCONCLUSIVE; "
           "12 some MISSING_ARM; 130 interrupted (partial report written); 2-7 harness errors.");
-      return [o] { return run(*o); };
+      return [o] { return run_profile_command(*o); };
     }};
 
 }  // namespace

@@ -10,14 +10,14 @@
 
 namespace {
 
-struct Options {
+struct ReportCommandOptions {
   std::string run_dir;
   bool html = false;
   std::string out;
   std::string trace;
 };
 
-int run(const Options& o) {
+int run_report(const ReportCommandOptions& o) {
   if (!o.html && o.trace.empty())
     throw refenc::Error(refenc::ErrorKind::bad_input, "report: choose an output (--html [OUT], --trace FILE)");
   if (o.html) std::cout << refenc::profile::write_html_report(o.run_dir, o.out) << '\n';
@@ -25,9 +25,9 @@ int run(const Options& o) {
   return 0;
 }
 
-refenc::cli::Registration reg{
+refenc::cli::Registration report_command{
     "report", "Render a profile run as a self-contained HTML page or a trace-event timeline", [](CLI::App& app) {
-      auto o = std::make_shared<Options>();
+      auto o = std::make_shared<ReportCommandOptions>();
       app.add_option("run_dir", o->run_dir, "Run folder (or its report.json); requests.jsonl is read when present")
           ->required();
       app.add_flag("--html", o->html, "Write the HTML page");
@@ -38,7 +38,7 @@ refenc::cli::Registration reg{
       app.footer(
           "Prints the paths written. The page needs no network: inline CSS and SVG, no script. The trace "
           "loads in ui.perfetto.dev or chrome://tracing.");
-      return [o] { return run(*o); };
+      return [o] { return run_report(*o); };
     }};
 
 }  // namespace

@@ -32,7 +32,7 @@ struct VoiceOptions {
 };
 
 /// The voice cache at the root; an unusable root is an error here (the library would go memory-only).
-std::unique_ptr<store::VoiceCache> open_or_fail(const std::string& root, std::size_t max_voices = 1000) {
+std::unique_ptr<store::VoiceCache> open_voices_or_fail(const std::string& root, std::size_t max_voices = 1000) {
   const log::Level before = log::level();
   log::set_level(log::Level::error);  // the reason goes into the one error line instead
   auto voices = std::make_unique<store::VoiceCache>(store::VoiceCacheOptions{.root = root, .max_voices = max_voices});
@@ -63,7 +63,7 @@ nlohmann::json describe(const store::VoiceEntry& e, const Artifact* a) {
 
 int run_add(const VoiceOptions& o) {
   const std::string name = store::VoiceCache::normalize_voice_name(o.name);  // fail before any encode
-  auto local = open_or_fail(o.root, o.max_voices);
+  auto local = open_voices_or_fail(o.root, o.max_voices);
   local->check_cap(name);  // fail before the encode; put() checks again
   auto shared = with_shared(o, local);
   store::VoiceCache* voices = shared ? &shared->local() : local.get();
@@ -99,7 +99,7 @@ int run_add(const VoiceOptions& o) {
 }
 
 int run_list(const VoiceOptions& o) {
-  auto local = open_or_fail(o.root);
+  auto local = open_voices_or_fail(o.root);
   auto shared = with_shared(o, local);
   store::VoiceCache* voices = shared ? &shared->local() : local.get();
   auto entries = voices->list();
@@ -128,7 +128,7 @@ int run_list(const VoiceOptions& o) {
 }
 
 int run_show(const VoiceOptions& o) {
-  auto local = open_or_fail(o.root);
+  auto local = open_voices_or_fail(o.root);
   auto shared = with_shared(o, local);
   store::VoiceCache* voices = shared ? &shared->local() : local.get();
   auto entries = voices->list(o.name);
@@ -167,7 +167,7 @@ int run_show(const VoiceOptions& o) {
 }
 
 int run_rm(const VoiceOptions& o) {
-  auto local = open_or_fail(o.root);
+  auto local = open_voices_or_fail(o.root);
   auto shared = with_shared(o, local);
   store::VoiceCache* voices = shared ? &shared->local() : local.get();
   std::optional<std::string> model = o.model.empty() ? std::nullopt : std::optional<std::string>(o.model);
@@ -185,7 +185,7 @@ int run_rm(const VoiceOptions& o) {
   return 0;
 }
 
-Registration reg{
+Registration voice_command{
     "voice", "Registered voices: add, list, show, rm", [](CLI::App& app) {
       auto o = std::make_shared<VoiceOptions>();
       app.require_subcommand(1);
