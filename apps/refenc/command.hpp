@@ -1,11 +1,14 @@
 // The CLI's subcommand registry: each subcommand lives in its own file and registers itself.
 //
 //   // apps/refenc/models.cpp
-//   static refenc::cli::Registration reg{"models", "List the encoders", [](CLI::App& app) {
-//     auto opts = std::make_shared<Options>();
+//   refenc::cli::Registration models_command{"models", "List the encoders", [](CLI::App& app) {
+//     auto opts = std::make_shared<ModelsOptions>();
 //     app.add_flag("--json", opts->json, "Print JSON");
-//     return [opts] { return run(*opts); };      // returns the process exit code
+//     return [opts] { return run_models(*opts); };   // returns the process exit code
 //   }};
+//
+// The CLI compiles in unity batches, so each file's names (options struct, run function, registration)
+// are its own: `ModelsOptions`, `run_models`, `models_command`.
 #pragma once
 
 #include <CLI/CLI.hpp>
