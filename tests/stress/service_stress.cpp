@@ -155,8 +155,10 @@ int main(int argc, char** argv) {
     shared = store::open_redis_tier({.url = args.redis, .prefix = "stress-" + std::to_string(::getpid())});
     shared->clear();
   }
+  std::shared_ptr<store::TierChain> chain;
+  if (shared) chain = std::make_shared<store::TierChain>(tier, shared);
   std::shared_ptr<SecondTier<Artifact>> second = tier;
-  if (shared) second = std::make_shared<store::TierChain>(tier, shared);
+  if (chain) second = chain;
   ReferenceEncodeService<Req, Artifact, Artifact> service(hook,
                                                           {.max_items = 256,
                                                            .max_bytes = max_bytes,
@@ -228,6 +230,9 @@ int main(int argc, char** argv) {
   for (auto& th : pool) th.join();
   done = true;
   monitor.join();
+  // Shared hits fill the disk on the chain's own thread: let those writes finish before the disk is
+  // verified and its folder removed.
+  if (chain) chain->flush();
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
 
   auto st = service.stats();
