@@ -2,7 +2,8 @@
 // whatever a file holds, decode_entry must either return an artifact or throw EntryError; a crash, a
 // leak, another exception, or an allocation far beyond the file's size is a bug. An artifact it
 // returns must be exactly what its stored key and checksum say: written again by encode_entry, it
-// decodes to the same artifact.
+// decodes to the same artifact. And whenever the direct reader (direct_reader.hpp) reads an archive,
+// LibTorch's reader reads it too, to the same value: the direct reader only ever saves time.
 //
 // The first input byte chooses what the rest is:
 //   even: a whole entry file, as read from disk (zip container, pickle, tensor records);
@@ -19,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "store/direct_reader.hpp"
 #include "store/entry_archive.hpp"
 #include "store/entry_format.hpp"
 
@@ -42,7 +44,23 @@ std::vector<char> archive_of_records(std::string_view rest) {
   return pack_archive(records);
 }
 
+void check_direct_reader(const std::vector<char>& bytes) {
+  std::optional<PickledValue> direct;
+  try {
+    direct = read_archive_directly(bytes, torch_archive_records(bytes));
+  } catch (const EntryError&) {
+    return;  // refused before either reader runs
+  }
+  if (!direct) return;
+  try {
+    if (!(*direct == read_archive_with_libtorch(bytes))) std::abort();
+  } catch (const EntryError&) {
+    std::abort();  // read directly, refused by LibTorch
+  }
+}
+
 void check(const std::vector<char>& bytes) {
+  check_direct_reader(bytes);
   std::string stored_key;
   Artifact a;
   try {

@@ -55,7 +55,7 @@ for target in "${targets[@]}"; do
     fuzz_disk_entry)
       sources=("$root"/lib/core/error.cpp "$root"/lib/core/sha256.cpp "$root"/lib/store/artifact.cpp
                "$root"/lib/store/entry_format.cpp "$root"/lib/store/archive_check.cpp
-               "$root"/lib/store/entry_archive.cpp)
+               "$root"/lib/store/direct_reader.cpp "$root"/lib/store/entry_archive.cpp)
       libs=(-lcrypto "${torch_libs[@]}") ;;
     *)
       sources=("$root"/lib/audio/*.cpp "$root"/lib/core/error.cpp "$root"/lib/core/sha256.cpp

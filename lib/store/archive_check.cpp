@@ -40,14 +40,8 @@ bool same_name(std::string_view a, std::string_view b) {  // as the zip reader l
   return true;
 }
 
-struct Record {
-  std::string_view name;
-  std::uint64_t local = 0;
-  std::uint64_t size = 0;
-};
-
 /// The version number a version record holds, read as std::stoull would; nullopt when it is none.
-std::optional<std::uint64_t> version_number(std::span<const char> b, const Record& r) {
+std::optional<std::uint64_t> version_number(std::span<const char> b, const ZipRecord& r) {
   if (le(b, static_cast<std::size_t>(r.local), 4) != kLocalSig) return std::nullopt;
   const std::uint64_t start = r.local + kLocalSize + le(b, static_cast<std::size_t>(r.local) + 26, 2) +
                               le(b, static_cast<std::size_t>(r.local) + 28, 2);
@@ -65,7 +59,8 @@ std::optional<std::uint64_t> version_number(std::span<const char> b, const Recor
 
 }  // namespace
 
-void check_zip_records(std::span<const char> b, std::uint64_t min_version, std::uint64_t max_version) {
+std::vector<ZipRecord> check_zip_records(std::span<const char> b, std::uint64_t min_version,
+                                         std::uint64_t max_version) {
   const std::size_t size = b.size();
   if (size < kEndSize) bad_zip("too short");
   // The end record the reader uses: the last signature with room for the record after it.
@@ -78,24 +73,28 @@ void check_zip_records(std::span<const char> b, std::uint64_t min_version, std::
   if (!end) bad_zip("no end of central directory");
   std::uint64_t on_disk = le(b, *end + 8, 2), total = le(b, *end + 10, 2);
   std::uint64_t dir_size = le(b, *end + 12, 4), dir_at = le(b, *end + 16, 4);
+  std::uint64_t this_disk = le(b, *end + 4, 2), dir_disk = le(b, *end + 6, 2);
   // A zip64 locator just before it points to the zip64 end record, whose values then replace these.
   if (*end >= kZip64LocatorSize + kZip64EndSize && le(b, *end - kZip64LocatorSize, 4) == kZip64LocatorSig) {
     const std::uint64_t at = le(b, *end - kZip64LocatorSize + 8, 8);
     if (at > size - kZip64EndSize) bad_zip("zip64 end record outside the file");
     const auto z = static_cast<std::size_t>(at);
     if (le(b, z, 4) == kZip64EndSig) {
+      this_disk = le(b, z + 16, 4);
+      dir_disk = le(b, z + 20, 4);
       on_disk = le(b, z + 24, 8);
       total = le(b, z + 32, 8);
       dir_size = le(b, z + 40, 8);
       dir_at = le(b, z + 48, 8);
     }
   }
-  if (total != on_disk) bad_zip("spans several disks");
+  if (total != on_disk || ((this_disk | dir_disk) != 0 && (this_disk != 1 || dir_disk != 1)))
+    bad_zip("spans several disks");
   if (dir_at > size || dir_size > size - dir_at) bad_zip("central directory outside the file");
   if (total > dir_size / kDirSize) bad_zip("central directory too small for its " + std::to_string(total) + " records");
   std::size_t p = static_cast<std::size_t>(dir_at);
   const std::size_t dir_end = p + static_cast<std::size_t>(dir_size);
-  std::vector<Record> records;
+  std::vector<ZipRecord> records;
   for (std::uint64_t i = 0; i < total; ++i) {
     if (dir_end - p < kDirSize || le(b, p, 4) != kDirSig) bad_zip("damaged central directory");
     const std::uint64_t method = le(b, p + 10, 2), packed = le(b, p + 20, 4), unpacked = le(b, p + 24, 4);
@@ -104,7 +103,10 @@ void check_zip_records(std::span<const char> b, std::uint64_t min_version, std::
     if (method != 0) bad_zip("record " + std::to_string(i) + " is compressed (entries store records as they are)");
     const std::string_view name(b.data() + p + kDirSize, static_cast<std::size_t>(le(b, p + 28, 2)));
     if (header > dir_end - p) bad_zip("damaged central directory");
-    if (le(b, p + 8, 2) & 0x61) bad_zip("record " + std::to_string(i) + " is encrypted or a patch");
+    // Encrypted (bit 0), a patch (5), strongly encrypted (6), or with its local header masked (13).
+    if (le(b, p + 8, 2) & 0x2061) bad_zip("record " + std::to_string(i) + " is encrypted or a patch");
+    if (const std::uint64_t disk = le(b, p + 34, 2); disk == 0xffff || (disk != this_disk && disk != 1))
+      bad_zip("record " + std::to_string(i) + " is on another disk");
     // The reader reads nothing for a folder, and hands back the uninitialised buffer it allocated.
     if ((le(b, p + 38, 4) & 0x10) || name.ends_with('/')) bad_zip("record " + std::to_string(i) + " is a folder");
     if (packed != unpacked || packed == kSaturated || local == kSaturated)
@@ -122,7 +124,7 @@ void check_zip_records(std::span<const char> b, std::uint64_t min_version, std::
   const std::string folder(records.front().name.substr(0, slash + 1));
   bool found = false;
   for (const char* name : {".data/version", "version"}) {
-    for (const Record& r : records) {
+    for (const ZipRecord& r : records) {
       if (!same_name(r.name, folder + name)) continue;
       found = true;
       const std::optional<std::uint64_t> v = version_number(b, r);
@@ -131,6 +133,7 @@ void check_zip_records(std::span<const char> b, std::uint64_t min_version, std::
     if (found) break;
   }
   if (!found) bad_zip("no version record");
+  return records;
 }
 
 void check_pickle(std::span<const char> pk) {

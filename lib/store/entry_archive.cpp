@@ -12,6 +12,7 @@
 #include <map>
 #include <new>
 
+#include "store/direct_reader.hpp"
 #include "store/entry_format.hpp"
 
 namespace refenc::store {
@@ -187,9 +188,14 @@ std::vector<char> write_entry_archive(std::int64_t format, const std::string& ke
   return pack_archive(records);
 }
 
-PickledValue read_archive(const std::vector<char>& bytes) {
-  check_zip_records(bytes, caffe2::serialize::kMinSupportedFileFormatVersion,
-                    caffe2::serialize::kMaxSupportedFileFormatVersion);
+std::vector<ZipRecord> torch_archive_records(std::span<const char> bytes) {
+  return check_zip_records(bytes, caffe2::serialize::kMinSupportedFileFormatVersion,
+                           caffe2::serialize::kMaxSupportedFileFormatVersion);
+}
+
+namespace {
+
+PickledValue read_with_libtorch(const std::vector<char>& bytes) {
   try {
     // What torch::jit::pickle_load does, with the pickle checked before it is parsed and the size of
     // every tensor record kept.
@@ -221,6 +227,19 @@ PickledValue read_archive(const std::vector<char>& bytes) {
   } catch (const std::exception& e) {
     throw EntryError("unreadable archive: " + first_line(e));
   }
+}
+
+}  // namespace
+
+PickledValue read_archive(const std::vector<char>& bytes) {
+  const std::vector<ZipRecord> records = torch_archive_records(bytes);
+  if (std::optional<PickledValue> direct = read_archive_directly(bytes, records)) return std::move(*direct);
+  return read_with_libtorch(bytes);
+}
+
+PickledValue read_archive_with_libtorch(const std::vector<char>& bytes) {
+  torch_archive_records(bytes);
+  return read_with_libtorch(bytes);
 }
 
 }  // namespace refenc::store

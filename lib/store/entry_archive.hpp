@@ -8,6 +8,9 @@
 //   std::vector<char> zip = store::write_entry_archive(1, key_text, artifact, checksum);
 //   store::PickledValue root = store::read_archive(zip);   // throws EntryError when unreadable
 //   std::vector<char> raw = store::pack_archive(records);  // a torch archive of the given records
+//
+// Reading goes through the direct reader (direct_reader.hpp) when it knows everything the archive
+// uses, and through LibTorch's unpickler otherwise.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +35,8 @@ struct PickledValue {
   std::string tensor_problem;        ///< kind tensor, when not usable: why ("has unsupported dtype Double").
   std::vector<PickledValue> keys;    ///< kind dict: keys, in stored order.
   std::vector<PickledValue> values;  ///< kind dict: values, parallel to keys.
+
+  friend bool operator==(const PickledValue&, const PickledValue&) = default;
 };
 
 /// One named record of an archive ("data.pkl", "data/0"); `bytes` must outlive the call it is passed to.
@@ -51,15 +56,32 @@ std::vector<char> write_entry_archive(std::int64_t format, const std::string& ke
 /// What the pickle of the torch archive `bytes` holds. Throws EntryError when the checks below fail
 /// or LibTorch cannot read it ("unreadable archive: ..."). A tensor is copied only when it is dense,
 /// on the CPU, in a refenc dtype and inside the record it was read from. Whatever `bytes` hold,
-/// reading allocates in proportion to their size, not to sizes they declare.
+/// reading allocates in proportion to their size, not to sizes they declare. The direct reader
+/// (direct_reader.hpp) reads what refenc writes; LibTorch's reader reads anything else.
 PickledValue read_archive(const std::vector<char>& bytes);
+
+/// read_archive through LibTorch's reader only (for tests that compare it with the direct reader).
+PickledValue read_archive_with_libtorch(const std::vector<char>& bytes);
+
+/// One record of a torch archive's central directory: its name, where its local header begins, and
+/// its size (stored uncompressed).
+struct ZipRecord {
+  std::string_view name;
+  std::uint64_t local = 0;
+  std::uint64_t size = 0;
+};
+
+/// check_zip_records with the versions LibTorch's reader supports: the checks read_archive makes first.
+std::vector<ZipRecord> torch_archive_records(std::span<const char> bytes);
 
 /// Throws EntryError unless every record that LibTorch's zip reader will find in `bytes` is stored
 /// uncompressed, with consistent sizes, inside the file (reading any record then allocates no more
 /// than the file's size; LibTorch allocates a record's declared size before reading it), and the
 /// archive has what LibTorch's reader checks when it opens one: a folder in the first record's name
-/// and a version record holding a version in [min_version, max_version].
-void check_zip_records(std::span<const char> bytes, std::uint64_t min_version, std::uint64_t max_version);
+/// and a version record holding a version in [min_version, max_version]. Returns the records the
+/// central directory lists, in its order (names point into `bytes`).
+std::vector<ZipRecord> check_zip_records(std::span<const char> bytes, std::uint64_t min_version,
+                                         std::uint64_t max_version);
 
 /// Throws EntryError unless `pickle` is a sequence of pickle opcodes ending with STOP, whose length
 /// operands stay inside it and whose memo indices are defined in sequence. (LibTorch's unpickler

@@ -324,6 +324,12 @@ TEST_CASE("hostile archives are refused before LibTorch allocates what they decl
     std::vector<char> encrypted = bytes;
     put_le(encrypted, directory_record(encrypted, "archive/version") + 8, 0x40, 2);
     CHECK_THROWS_WITH(decode_entry(encrypted, "k"), Catch::Contains("record 3 is encrypted"));
+    std::vector<char> masked = bytes;  // its local header masked
+    put_le(masked, directory_record(masked, "archive/data.pkl") + 8, 0x2000, 2);
+    CHECK_THROWS_WITH(decode_entry(masked, "k"), Catch::Contains("record 2 is encrypted"));
+    std::vector<char> other_disk = bytes;
+    put_le(other_disk, directory_record(other_disk, "archive/version") + 34, 3, 2);
+    CHECK_THROWS_WITH(decode_entry(other_disk, "k"), Catch::Contains("record 3 is on another disk"));
     std::vector<char> folder = bytes;  // the reader reads nothing for a folder: the buffer stays uninitialised
     put_le(folder, directory_record(folder, "archive/version") + 38, 0x10, 4);
     CHECK_THROWS_WITH(decode_entry(folder, "k"), Catch::Contains("record 3 is a folder"));
