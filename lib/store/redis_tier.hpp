@@ -12,8 +12,8 @@
 // server with no memory limit or a policy that evicts nothing is warned about once. An optional TTL
 // sets an expiry on each value.
 //
-// Fleet-wide single-flight (load_or_lead): one script reads the value or, when there is none, takes
-// the key's lease (`SET lease token NX PX lease_ttl`) atomically; another replica that finds the lease polls for the value with
+// Fleet-wide single-flight (load_or_lead): a GET reads the value; when there is none, one script
+// reads it again or takes the key's lease (`SET lease token NX PX lease_ttl`) atomically; another replica that finds the lease polls for the value with
 // backoff, at most `wait`, taking the lease over when it lapses without a value (its holder crashed),
 // and otherwise encodes itself. While held, the lease's expiry is extended every third of lease_ttl,
 // so a long encode keeps it and a crashed holder loses it within lease_ttl; it is released (only if
