@@ -2,6 +2,8 @@
 // destruction. A gated fake tier forces the interleavings (no sleeps).
 #include <catch2/catch.hpp>
 
+#include <sched.h>
+
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -24,6 +26,7 @@ struct GatedTier final : SecondTier<Artifact> {
   bool closed = false;
   bool waiting = false;  ///< A write is held at the gate.
   std::vector<std::pair<std::string, std::thread::id>> writes;
+  std::vector<int> policies;  ///< The scheduling policy of the thread of each write.
   std::map<std::string, std::string> values;  ///< Key input_key -> the ref_text written last.
 
   std::shared_ptr<const Artifact> load(const ReferenceEncodeKey&) noexcept override { return nullptr; }
@@ -34,6 +37,7 @@ struct GatedTier final : SecondTier<Artifact> {
     changed.wait(lock, [&] { return !closed; });
     waiting = false;
     writes.emplace_back(key.input_key, std::this_thread::get_id());
+    policies.push_back(::sched_getscheduler(0));
     values[key.input_key] = stored.meta.at("ref_text");
   }
   TierStats stats() const override { return {}; }
@@ -73,6 +77,17 @@ TEST_CASE("write-behind: store returns before the write; flush waits for it") {
   CHECK(tier->writes[0].first == fake_key("a").input_key);  // in queue order
   CHECK(tier->writes[1].first == fake_key("b").input_key);
   CHECK(tier->writes[0].second != std::this_thread::get_id());
+}
+
+TEST_CASE("write-behind: the worker runs under SCHED_BATCH, so waking it never preempts the caller") {
+  REQUIRE(::sched_getscheduler(0) == SCHED_OTHER);
+  auto tier = std::make_shared<GatedTier>();
+  WriteBehind fill(tier);
+  fill.store(fake_key("a"), artifact("a"));
+  fill.flush();
+  REQUIRE(tier->policies.size() == 1);
+  CHECK(tier->policies[0] == SCHED_BATCH);
+  CHECK(::sched_getscheduler(0) == SCHED_OTHER);  // the caller's own policy is untouched
 }
 
 TEST_CASE("write-behind: the same key twice keeps the later value") {
