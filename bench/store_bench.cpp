@@ -2,6 +2,7 @@
 //
 //   bench_store [--reads 2000] [--scales tiny,small] [--seconds 10] [--root DIR] [--json FILE]
 //               [--shared-cache redis://127.0.0.1:6379 | local]      (or $REFENC_SHARED_CACHE)
+//               [--idle-reads 40] [--idle-ms 300]
 //
 // For each fish-s2-pro scale: the median of 3 encode_one calls of a synthetic clip (after one
 // warm-up; decode excluded), then the stored artifact (codes int16 [10, T]) written to a disk tier in
@@ -16,7 +17,11 @@
 // a disk miss, a shared hit and a fill of the disk. Two arms in the same run: the chain as it is (the
 // disk read without its lock, Redis, the fill written behind the request) and write-through (the
 // lookup as the chain made it before: the disk's lock, Redis, then the disk written, fsync included,
-// before the request returns); after the write-behind arm every fill is checked on disk.
+// before the request returns); after the write-behind arm every fill is checked on disk. Last, the
+// write-behind hit after an idle gap, as the profile's warm-shared cells meet it (a client between
+// requests waits out its synthesis): `idle-reads` lookups from 1 thread, each `idle-ms` after the
+// previous one ended. Caches, branch predictors and TLBs have gone cold by then, which makes a hit
+// several times slower than back to back.
 // `--shared-cache local` starts a private redis-server on loopback for the run.
 #include <unistd.h>
 
@@ -74,7 +79,8 @@ fs::path fresh_folder(const char* stem) {
 /// threads through a TierChain over a fresh disk folder (write_behind) or through the same two tiers
 /// with the disk written before the lookup returns (write-through). Latency of each lookup, seconds.
 std::vector<double> warm_shared_hits(const std::string& url, const Artifact& stored, const ReferenceEncodeKey& key,
-                                     int count, int threads, bool write_behind) {
+                                     int count, int threads, bool write_behind,
+                                     std::chrono::milliseconds gap = std::chrono::milliseconds(0)) {
   const std::string prefix = fmt::format("bench-{}-{}-{}", ::getpid(), threads, write_behind ? "wb" : "wt");
   auto shared = store::open_redis_tier({.url = url, .prefix = prefix});
   std::vector<ReferenceEncodeKey> keys(static_cast<std::size_t>(count), key);
@@ -92,6 +98,7 @@ std::vector<double> warm_shared_hits(const std::string& url, const Artifact& sto
     pool.emplace_back([&] {
       for (int i; (i = next++) < count;) {
         const ReferenceEncodeKey& k = keys[i];
+        if (gap.count() > 0) std::this_thread::sleep_for(gap);
         auto t0 = Clock::now();
         std::shared_ptr<const Artifact> got;
         if (write_behind) {
@@ -122,7 +129,7 @@ std::vector<double> warm_shared_hits(const std::string& url, const Artifact& sto
 }  // namespace
 
 int main(int argc, char** argv) {
-  int reads = 2000;
+  int reads = 2000, idle_reads = 40, idle_ms = 300;
   double seconds = 10;
   std::string scales = "tiny,small", root, json_path;
   std::string shared_url = std::getenv(store::kSharedCacheEnv) ? std::getenv(store::kSharedCacheEnv) : "";
@@ -144,9 +151,13 @@ int main(int argc, char** argv) {
       json_path = next();
     else if (a == "--shared-cache")
       shared_url = next();
+    else if (a == "--idle-reads")
+      idle_reads = std::stoi(next());
+    else if (a == "--idle-ms")
+      idle_ms = std::stoi(next());
     else {
       std::cerr << "usage: bench_store [--reads N] [--scales tiny,small] [--seconds S] [--root DIR] [--json FILE] "
-                   "[--shared-cache URL]\n";
+                   "[--shared-cache URL] [--idle-reads N] [--idle-ms MS]\n";
       return 2;
     }
   }
@@ -266,6 +277,14 @@ int main(int argc, char** argv) {
           {"write_behind", {{"p50", wb.p50 * 1e3}, {"p95", wb.p95 * 1e3}, {"mean", wb.mean * 1e3}}},
           {"write_through", {{"p50", wt.p50 * 1e3}, {"p95", wt.p95 * 1e3}, {"mean", wt.mean * 1e3}}},
           {"goal_p50_under_1ms", wb.p50 < 1e-3}};
+    }
+    if (idle_reads > 0) {
+      const Summary idle = summarize(
+          warm_shared_hits(shared_url, stored, key, idle_reads, 1, true, std::chrono::milliseconds(idle_ms)));
+      std::cout << fmt::format("{:<6} warm-shared hit after {} ms idle, 1 thread: p50 {:.3f} ms, p95 {:.3f} ms ({} reads)\n",
+                               scale, idle_ms, idle.p50 * 1e3, idle.p95 * 1e3, idle_reads);
+      report["scales"].back()["warm_shared_hit_after_idle_ms"] = {
+          {"idle_ms", idle_ms}, {"reads", idle_reads}, {"p50", idle.p50 * 1e3}, {"p95", idle.p95 * 1e3}};
     }
   }
   if (!json_path.empty()) std::ofstream(json_path) << report.dump(2) << '\n';
