@@ -132,8 +132,9 @@ Item storage(const Item& id, const Records& records) {
 }
 
 /// torch._utils._rebuild_tensor_v2(storage, offset, size, stride, requires_grad, OrderedDict()): a
-/// dense tensor laid out contiguously inside its storage.
-PickledValue tensor(const Item& args) {
+/// dense tensor laid out contiguously inside its storage. `budget`: the tensor bytes this archive may
+/// still copy (tensors sharing a storage could otherwise copy it many times over).
+PickledValue tensor(const Item& args, std::size_t& budget) {
   if (args.kind != Item::Kind::tuple || args.items.size() != 6) unknown();
   const Item& storage = args.items[0];
   // requires_grad false: LibTorch's reader refuses it true on an integer tensor.
@@ -159,6 +160,8 @@ PickledValue tensor(const Item& args) {
     step *= std::max<std::uint64_t>(s, 1);
   }
   if (offset < 0 || static_cast<std::uint64_t>(offset) > elements - numel) unknown();
+  if (numel * element_size(storage.dtype) > budget) unknown();
+  budget -= static_cast<std::size_t>(numel * element_size(storage.dtype));
   PickledValue out;
   out.kind = PickledValue::Kind::tensor;
   try {
@@ -186,7 +189,7 @@ void check_depth(const PickledValue& v, int depth) {
   for (const PickledValue& x : v.values) check_depth(x, depth + 1);
 }
 
-PickledValue run(std::span<const char> pk, const Records& records) {
+PickledValue run(std::span<const char> pk, const Records& records, std::size_t tensor_budget) {
   std::vector<Item> stack, memo;
   std::vector<std::size_t> marks;
   std::size_t i = 0;
@@ -242,9 +245,11 @@ PickledValue run(std::span<const char> pk, const Records& records) {
     if (!above_mark() || id > memo.size()) unknown();
     const Item& top = stack.back();
     Item copy;
-    // A dict or tensor fetched again would be the same object in LibTorch's reader, not a copy.
-    if (top.kind == Item::Kind::value &&
-        (top.value.kind == PickledValue::Kind::dict || top.value.kind == PickledValue::Kind::tensor))
+    // A dict or tensor fetched again would be the same object in LibTorch's reader, not a copy; and
+    // a tuple fetched many times would make this reader copy it each time (the writer fetches
+    // strings, globals and storages only).
+    if (top.kind == Item::Kind::tuple || (top.kind == Item::Kind::value && (top.value.kind == PickledValue::Kind::dict ||
+                                                                          top.value.kind == PickledValue::Kind::tensor)))
       copy.kind = Item::Kind::used_up;
     else
       copy = top;
@@ -253,8 +258,11 @@ PickledValue run(std::span<const char> pk, const Records& records) {
     else
       memo[id] = std::move(copy);
   };
+  std::size_t copied = 0;  // bytes of strings copied out of the memo: bounded by the pickle's size
   auto get = [&](std::uint64_t id) {
     if (id >= memo.size() || memo[id].kind == Item::Kind::used_up) unknown();
+    copied += memo[id].value.text.size();
+    if (copied > 4 * pk.size()) unknown();
     stack.push_back(memo[id]);
   };
   auto set_items = [&](std::vector<Item> items) {  // onto the dict below them
@@ -358,7 +366,7 @@ PickledValue run(std::span<const char> pk, const Records& records) {
           d.kind = Item::Kind::ordered_dict;
           stack.push_back(std::move(d));
         } else if (callable.name == "torch._utils\n_rebuild_tensor_v2") {
-          push_value(tensor(args));
+          push_value(tensor(args, tensor_budget));
         } else {
           unknown();
         }
@@ -383,7 +391,7 @@ PickledValue run(std::span<const char> pk, const Records& records) {
 std::optional<PickledValue> read_archive_directly(std::span<const char> bytes, std::span<const ZipRecord> records) {
   try {
     const Records named(bytes, records);
-    return run(named.data("data.pkl"), named);
+    return run(named.data("data.pkl"), named, bytes.size());
   } catch (const Unknown&) {
     return std::nullopt;
   }

@@ -22,7 +22,7 @@ namespace refenc::store {
 
 /// What the pickle of the torch archive `bytes` holds, as read_archive gives it; nullopt when the
 /// archive uses anything beyond what refenc's writer does. `records` are check_zip_records' records
-/// of `bytes`. Allocates no more than the size of `bytes` in tensor data.
+/// of `bytes`. Allocates in proportion to the size of `bytes` (tensor data at most once over).
 std::optional<PickledValue> read_archive_directly(std::span<const char> bytes, std::span<const ZipRecord> records);
 
 }  // namespace refenc::store
