@@ -241,6 +241,11 @@ PickledValue run(std::span<const char> pk, const Records& records, std::size_t t
     t.items = std::move(items);
     stack.push_back(std::move(t));
   };
+  std::size_t copied = 0;  // bytes of strings copied into and out of the memo: bounded by the pickle's size
+  auto count_copy = [&](const Item& item) {
+    copied += item.value.text.size();
+    if (copied > 4 * pk.size()) unknown();
+  };
   auto put = [&](std::uint64_t id) {
     if (!above_mark() || id > memo.size()) unknown();
     const Item& top = stack.back();
@@ -252,17 +257,15 @@ PickledValue run(std::span<const char> pk, const Records& records, std::size_t t
                                                                           top.value.kind == PickledValue::Kind::tensor)))
       copy.kind = Item::Kind::used_up;
     else
-      copy = top;
+      count_copy(copy = top);
     if (id == memo.size())
       memo.push_back(std::move(copy));
     else
       memo[id] = std::move(copy);
   };
-  std::size_t copied = 0;  // bytes of strings copied out of the memo: bounded by the pickle's size
   auto get = [&](std::uint64_t id) {
     if (id >= memo.size() || memo[id].kind == Item::Kind::used_up) unknown();
-    copied += memo[id].value.text.size();
-    if (copied > 4 * pk.size()) unknown();
+    count_copy(memo[id]);
     stack.push_back(memo[id]);
   };
   auto set_items = [&](std::vector<Item> items) {  // onto the dict below them

@@ -124,6 +124,14 @@ TEST_CASE("what the writer never makes is left to LibTorch's reader, which answe
     REQUIRE(v.keys.size() == 1);
     CHECK(v.values[0].integer == 2);
   }
+  SECTION("a string fetched from the memo over and over: the direct reader does not copy it 5000 times") {
+    std::string pickle = std::string("\x80\x02(X\x10\x27\x00\x00", 8) + std::string(10000, 's') + std::string("q\0", 2);
+    for (int i = 0; i < 5000; ++i) pickle += std::string("h\0", 2);
+    pickle += "t.";
+    const std::vector<char> bytes = pack_archive(std::vector<ArchiveRecord>{{"data.pkl", pickle}});
+    CHECK_FALSE(direct(bytes));
+    CHECK(read_archive(bytes).kind == PickledValue::Kind::other);  // a tuple, for LibTorch's reader
+  }
   Artifact one;
   one.tensors["codes"] = HostTensor::from_vector<std::int16_t>({2, 3}, std::vector<std::int16_t>{1, 2, 3, 4, 5, 6});
   const std::vector<char> entry = encode_entry("k", one);
