@@ -16,13 +16,14 @@
 #include "store/entry_format.hpp"
 
 namespace refenc::store {
-namespace {
 
-std::uint64_t le(std::span<const char> b, std::size_t at, int n) {
+std::uint64_t read_le(std::span<const char> b, std::size_t at, int n) {
   std::uint64_t v = 0;
   for (int i = n - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(b[at + static_cast<std::size_t>(i)]);
   return v;
 }
+
+namespace {
 
 [[noreturn]] void bad_zip(const std::string& why) { throw EntryError("not a readable torch archive: " + why); }
 [[noreturn]] void bad_pickle(const std::string& why) { throw EntryError("unreadable pickle: " + why); }
@@ -42,11 +43,9 @@ bool same_name(std::string_view a, std::string_view b) {  // as the zip reader l
 
 /// The version number a version record holds, read as std::stoull would; nullopt when it is none.
 std::optional<std::uint64_t> version_number(std::span<const char> b, const ZipRecord& r) {
-  if (le(b, static_cast<std::size_t>(r.local), 4) != kLocalSig) return std::nullopt;
-  const std::uint64_t start = r.local + kLocalSize + le(b, static_cast<std::size_t>(r.local) + 26, 2) +
-                              le(b, static_cast<std::size_t>(r.local) + 28, 2);
-  if (start > b.size() || r.size > b.size() - start) return std::nullopt;
-  std::string_view text(b.data() + start, static_cast<std::size_t>(r.size));
+  const std::optional<std::span<const char>> data = record_data(b, r);
+  if (!data) return std::nullopt;
+  std::string_view text(data->data(), data->size());
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
   if (!text.empty() && text.front() == '+') text.remove_prefix(1);
   std::uint64_t v = 0;
@@ -59,6 +58,15 @@ std::optional<std::uint64_t> version_number(std::span<const char> b, const ZipRe
 
 }  // namespace
 
+std::optional<std::span<const char>> record_data(std::span<const char> b, const ZipRecord& r) {
+  if (r.local > b.size() || b.size() - r.local < kLocalSize) return std::nullopt;
+  const auto at = static_cast<std::size_t>(r.local);
+  if (read_le(b, at, 4) != kLocalSig) return std::nullopt;
+  const std::uint64_t start = r.local + kLocalSize + read_le(b, at + 26, 2) + read_le(b, at + 28, 2);
+  if (start > b.size() || r.size > b.size() - start) return std::nullopt;
+  return b.subspan(static_cast<std::size_t>(start), static_cast<std::size_t>(r.size));
+}
+
 std::vector<ZipRecord> check_zip_records(std::span<const char> b, std::uint64_t min_version,
                                          std::uint64_t max_version) {
   const std::size_t size = b.size();
@@ -66,26 +74,26 @@ std::vector<ZipRecord> check_zip_records(std::span<const char> b, std::uint64_t 
   // The end record the reader uses: the last signature with room for the record after it.
   std::optional<std::size_t> end;
   for (std::size_t i = size - kEndSize + 1; i-- > 0;)
-    if (le(b, i, 4) == kEndSig) {
+    if (read_le(b, i, 4) == kEndSig) {
       end = i;
       break;
     }
   if (!end) bad_zip("no end of central directory");
-  std::uint64_t on_disk = le(b, *end + 8, 2), total = le(b, *end + 10, 2);
-  std::uint64_t dir_size = le(b, *end + 12, 4), dir_at = le(b, *end + 16, 4);
-  std::uint64_t this_disk = le(b, *end + 4, 2), dir_disk = le(b, *end + 6, 2);
+  std::uint64_t on_disk = read_le(b, *end + 8, 2), total = read_le(b, *end + 10, 2);
+  std::uint64_t dir_size = read_le(b, *end + 12, 4), dir_at = read_le(b, *end + 16, 4);
+  std::uint64_t this_disk = read_le(b, *end + 4, 2), dir_disk = read_le(b, *end + 6, 2);
   // A zip64 locator just before it points to the zip64 end record, whose values then replace these.
-  if (*end >= kZip64LocatorSize + kZip64EndSize && le(b, *end - kZip64LocatorSize, 4) == kZip64LocatorSig) {
-    const std::uint64_t at = le(b, *end - kZip64LocatorSize + 8, 8);
+  if (*end >= kZip64LocatorSize + kZip64EndSize && read_le(b, *end - kZip64LocatorSize, 4) == kZip64LocatorSig) {
+    const std::uint64_t at = read_le(b, *end - kZip64LocatorSize + 8, 8);
     if (at > size - kZip64EndSize) bad_zip("zip64 end record outside the file");
     const auto z = static_cast<std::size_t>(at);
-    if (le(b, z, 4) == kZip64EndSig) {
-      this_disk = le(b, z + 16, 4);
-      dir_disk = le(b, z + 20, 4);
-      on_disk = le(b, z + 24, 8);
-      total = le(b, z + 32, 8);
-      dir_size = le(b, z + 40, 8);
-      dir_at = le(b, z + 48, 8);
+    if (read_le(b, z, 4) == kZip64EndSig) {
+      this_disk = read_le(b, z + 16, 4);
+      dir_disk = read_le(b, z + 20, 4);
+      on_disk = read_le(b, z + 24, 8);
+      total = read_le(b, z + 32, 8);
+      dir_size = read_le(b, z + 40, 8);
+      dir_at = read_le(b, z + 48, 8);
     }
   }
   if (total != on_disk || ((this_disk | dir_disk) != 0 && (this_disk != 1 || dir_disk != 1)))
@@ -96,19 +104,19 @@ std::vector<ZipRecord> check_zip_records(std::span<const char> b, std::uint64_t 
   const std::size_t dir_end = p + static_cast<std::size_t>(dir_size);
   std::vector<ZipRecord> records;
   for (std::uint64_t i = 0; i < total; ++i) {
-    if (dir_end - p < kDirSize || le(b, p, 4) != kDirSig) bad_zip("damaged central directory");
-    const std::uint64_t method = le(b, p + 10, 2), packed = le(b, p + 20, 4), unpacked = le(b, p + 24, 4);
-    const std::uint64_t header = kDirSize + le(b, p + 28, 2) + le(b, p + 30, 2) + le(b, p + 32, 2);
-    const std::uint64_t local = le(b, p + 42, 4);
+    if (dir_end - p < kDirSize || read_le(b, p, 4) != kDirSig) bad_zip("damaged central directory");
+    const std::uint64_t method = read_le(b, p + 10, 2), packed = read_le(b, p + 20, 4), unpacked = read_le(b, p + 24, 4);
+    const std::uint64_t header = kDirSize + read_le(b, p + 28, 2) + read_le(b, p + 30, 2) + read_le(b, p + 32, 2);
+    const std::uint64_t local = read_le(b, p + 42, 4);
     if (method != 0) bad_zip("record " + std::to_string(i) + " is compressed (entries store records as they are)");
-    const std::string_view name(b.data() + p + kDirSize, static_cast<std::size_t>(le(b, p + 28, 2)));
+    const std::string_view name(b.data() + p + kDirSize, static_cast<std::size_t>(read_le(b, p + 28, 2)));
     if (header > dir_end - p) bad_zip("damaged central directory");
     // Encrypted (bit 0), a patch (5), strongly encrypted (6), or with its local header masked (13).
-    if (le(b, p + 8, 2) & 0x2061) bad_zip("record " + std::to_string(i) + " is encrypted or a patch");
-    if (const std::uint64_t disk = le(b, p + 34, 2); disk == 0xffff || (disk != this_disk && disk != 1))
+    if (read_le(b, p + 8, 2) & 0x2061) bad_zip("record " + std::to_string(i) + " is encrypted or a patch");
+    if (const std::uint64_t disk = read_le(b, p + 34, 2); disk == 0xffff || (disk != this_disk && disk != 1))
       bad_zip("record " + std::to_string(i) + " is on another disk");
     // The reader reads nothing for a folder, and hands back the uninitialised buffer it allocated.
-    if ((le(b, p + 38, 4) & 0x10) || name.ends_with('/')) bad_zip("record " + std::to_string(i) + " is a folder");
+    if ((read_le(b, p + 38, 4) & 0x10) || name.ends_with('/')) bad_zip("record " + std::to_string(i) + " is a folder");
     if (packed != unpacked || packed == kSaturated || local == kSaturated)
       bad_zip("record " + std::to_string(i) + " has inconsistent sizes");
     if (local > size || kLocalSize + packed > size - local)
@@ -156,7 +164,7 @@ void check_pickle(std::span<const char> pk) {
   };
   auto length = [&](int bytes) {
     need(static_cast<std::uint64_t>(bytes));
-    const std::uint64_t len = le(pk, i, bytes);
+    const std::uint64_t len = read_le(pk, i, bytes);
     i += static_cast<std::size_t>(bytes);
     need(len);
     i += static_cast<std::size_t>(len);
@@ -216,12 +224,12 @@ void check_pickle(std::span<const char> pk) {
       case 'F': case 'I': case 'L': case 'P': case 'S': case 'V': skip_line(); ++depth; break;
       case 'c': skip_line(); skip_line(); ++depth; break;  // GLOBAL
       // Memo.
-      case 'q': need(1); put(le(pk, i, 1)); i += 1; break;
-      case 'r': need(4); put(le(pk, i, 4)); i += 4; break;
+      case 'q': need(1); put(read_le(pk, i, 1)); i += 1; break;
+      case 'r': need(4); put(read_le(pk, i, 4)); i += 4; break;
       case 'p': put(text_index()); break;
       case 0x94: put(memo); break;  // MEMOIZE
-      case 'h': need(1); get(le(pk, i, 1)); i += 1; break;
-      case 'j': need(4); get(le(pk, i, 4)); i += 4; break;
+      case 'h': need(1); get(read_le(pk, i, 1)); i += 1; break;
+      case 'j': need(4); get(read_le(pk, i, 4)); i += 4; break;
       case 'g': get(text_index()); break;
       // Take values, push one.
       case 'Q': case 0x85: case 0x98: take(1); ++depth; break;  // BINPERSID, TUPLE1, READONLY_BUFFER

@@ -19,12 +19,6 @@ struct Unknown {};
 
 [[noreturn]] void unknown() { throw Unknown{}; }
 
-std::uint64_t little_endian(std::span<const char> b, std::size_t at, int n) {
-  std::uint64_t v = 0;
-  for (int i = n - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(b[at + static_cast<std::size_t>(i)]);
-  return v;
-}
-
 /// The data of each record, found by name as LibTorch's zip reader finds it (ignoring case); a name
 /// that two records share, ignoring case, is unknown ground (which one LibTorch picks is its own).
 class Records {
@@ -45,16 +39,11 @@ class Records {
     auto it = std::lower_bound(entries_.begin(), entries_.end(), want,
                                [](const Entry& e, const std::string& w) { return e.name < w; });
     if (it == entries_.end() || it->name != want) unknown();
-    const ZipRecord& r = *it->record;
-    constexpr std::uint64_t kLocalSize = 30;
-    if (r.local > bytes_.size() || bytes_.size() - r.local < kLocalSize) unknown();
-    const auto at = static_cast<std::size_t>(r.local);
-    if (little_endian(bytes_, at, 4) != 0x04034b50) unknown();
-    const std::uint64_t start = r.local + kLocalSize + little_endian(bytes_, at + 26, 2) + little_endian(bytes_, at + 28, 2);
-    if (start > bytes_.size() || r.size > bytes_.size() - start) unknown();
     // No CRC-32 check: LibTorch's zip reader is built without it, and the entry's checksum covers
     // every byte that decoding uses.
-    return bytes_.subspan(static_cast<std::size_t>(start), static_cast<std::size_t>(r.size));
+    const std::optional<std::span<const char>> data = record_data(bytes_, *it->record);
+    if (!data) unknown();
+    return *data;
   }
 
  private:
@@ -198,7 +187,7 @@ PickledValue run(std::span<const char> pk, const Records& records, std::size_t t
   };
   auto arg = [&](int n) {
     need(static_cast<std::uint64_t>(n));
-    const std::uint64_t v = little_endian(pk, i, n);
+    const std::uint64_t v = read_le(pk, i, n);
     i += static_cast<std::size_t>(n);
     return v;
   };

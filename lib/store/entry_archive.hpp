@@ -71,6 +71,13 @@ struct ZipRecord {
   std::uint64_t size = 0;
 };
 
+/// The data of `record` in `bytes`, where its local header says it begins; nullopt when that header
+/// is not one or the data does not lie inside `bytes`.
+std::optional<std::span<const char>> record_data(std::span<const char> bytes, const ZipRecord& record);
+
+/// The unsigned little-endian integer of `n` bytes at `at` in `bytes` (the caller checks the bounds).
+std::uint64_t read_le(std::span<const char> bytes, std::size_t at, int n);
+
 /// check_zip_records with the versions LibTorch's reader supports: the checks read_archive makes first.
 std::vector<ZipRecord> torch_archive_records(std::span<const char> bytes);
 

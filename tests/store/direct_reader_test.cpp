@@ -27,11 +27,9 @@ std::optional<PickledValue> direct(const std::vector<char>& bytes) { return read
 std::string record(const std::vector<char>& bytes, std::string_view name) {
   for (const ZipRecord& r : records_of(bytes)) {
     if (r.name.substr(r.name.find('/') + 1) != name) continue;
-    const auto at = static_cast<std::size_t>(r.local);
-    auto le16 = [&](std::size_t p) {
-      return static_cast<std::size_t>(static_cast<unsigned char>(bytes[p]) | static_cast<unsigned char>(bytes[p + 1]) << 8);
-    };
-    return std::string(bytes.data() + at + 30 + le16(at + 26) + le16(at + 28), static_cast<std::size_t>(r.size));
+    const std::optional<std::span<const char>> data = record_data(bytes, r);
+    REQUIRE(data);
+    return std::string(data->data(), data->size());
   }
   FAIL("no record " << name);
   return {};
