@@ -4,6 +4,7 @@
 // data: without these checks a file of a few hundred bytes makes it allocate gigabytes. And when its
 // archive reader throws from its constructor (no folder in the first name, no readable version
 // record), it leaks the zip state it opened: a file that would make it throw there is refused here.
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <cstring>
@@ -88,12 +89,17 @@ std::vector<ZipRecord> check_zip_records(std::span<const char> b, std::uint64_t 
     if (at > size - kZip64EndSize) bad_zip("zip64 end record outside the file");
     const auto z = static_cast<std::size_t>(at);
     if (read_le(b, z, 4) == kZip64EndSig) {
+      // What the zip reader refuses in a zip64 archive: an end record shorter than its fixed part, a
+      // locator counting other than 1 disk, more records or a larger directory than 32 bits hold.
+      if (read_le(b, z + 4, 8) < kZip64EndSize - 12) bad_zip("damaged zip64 end record");
+      if (read_le(b, *end - kZip64LocatorSize + 16, 4) != 1) bad_zip("spans several disks");
       this_disk = read_le(b, z + 16, 4);
       dir_disk = read_le(b, z + 20, 4);
       on_disk = read_le(b, z + 24, 8);
       total = read_le(b, z + 32, 8);
       dir_size = read_le(b, z + 40, 8);
       dir_at = read_le(b, z + 48, 8);
+      if (std::max({on_disk, total, dir_size}) > kSaturated) bad_zip("zip64 directory too large for the reader");
     }
   }
   if (total != on_disk || ((this_disk | dir_disk) != 0 && (this_disk != 1 || dir_disk != 1)))

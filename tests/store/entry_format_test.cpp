@@ -223,6 +223,25 @@ void put_le(std::vector<char>& bytes, std::size_t at, std::uint64_t v, int n) {
   for (int i = 0; i < n; ++i) bytes[at + static_cast<std::size_t>(i)] = static_cast<char>((v >> (8 * i)) & 0xff);
 }
 
+/// `bytes` (ending with an end record without a comment) with a zip64 end record and its locator
+/// before the end record, the locator counting `disks` disks.
+std::vector<char> as_zip64(std::vector<char> bytes, std::uint32_t disks) {
+  const std::size_t end = bytes.size() - 22;
+  REQUIRE(read_le(bytes, end, 4) == 0x06054b50);
+  std::vector<char> z(56 + 20, 0);
+  put_le(z, 0, 0x06064b50, 4);  // zip64 end record, 44 bytes after its size field
+  put_le(z, 4, 44, 8);
+  put_le(z, 24, read_le(bytes, end + 8, 2), 8);   // records on this disk
+  put_le(z, 32, read_le(bytes, end + 10, 2), 8);  // records
+  put_le(z, 40, read_le(bytes, end + 12, 4), 8);  // directory size
+  put_le(z, 48, read_le(bytes, end + 16, 4), 8);  // directory offset
+  put_le(z, 56, 0x07064b50, 4);                   // locator: where the zip64 end record is, disks
+  put_le(z, 64, end, 8);
+  put_le(z, 72, disks, 4);
+  bytes.insert(bytes.begin() + static_cast<std::ptrdiff_t>(end), z.begin(), z.end());
+  return bytes;
+}
+
 /// Decodes `bytes` in a child process; returns the refusal message (or "accepted") and the growth
 /// of the child's peak RSS while decoding, in KB.
 std::pair<std::string, long> decode_in_child(const std::vector<char>& bytes) {
@@ -330,6 +349,9 @@ TEST_CASE("hostile archives are refused before LibTorch allocates what they decl
     std::vector<char> other_disk = bytes;
     put_le(other_disk, directory_record(other_disk, "archive/version") + 34, 3, 2);
     CHECK_THROWS_WITH(decode_entry(other_disk, "k"), Catch::Contains("record 3 is on another disk"));
+    CHECK(decode_entry(as_zip64(bytes, 1), "k") == fake_artifact("x"));
+    CHECK(read_archive_with_libtorch(as_zip64(bytes, 1)) == read_archive(bytes));
+    CHECK_THROWS_WITH(decode_entry(as_zip64(bytes, 2), "k"), Catch::Contains("spans several disks"));
     std::vector<char> folder = bytes;  // the reader reads nothing for a folder: the buffer stays uninitialised
     put_le(folder, directory_record(folder, "archive/version") + 38, 0x10, 4);
     CHECK_THROWS_WITH(decode_entry(folder, "k"), Catch::Contains("record 3 is a folder"));
