@@ -48,6 +48,7 @@ struct EncoderOptions {
   std::string dtype = "float32";  ///< Network compute dtype: "float32" or "bfloat16".
   std::string device = "cpu";     ///< "cpu" or "cuda:N" (when LibTorch has CUDA).
   std::string module_path;        ///< TorchScript module replacing the proxy network (docs/encoders.md).
+  std::string checkpoint;         ///< Published checkpoint (file or model folder) loaded into the network (docs/encoders.md).
   int threads = 0;                ///< LibTorch intra-op threads; 0 leaves LibTorch's setting.
   audio::LoadOptions load;        ///< Decode options; target_rate (and loudness for MOSS) are forced.
 };
@@ -93,10 +94,11 @@ audio::LoadOptions reference_load_options(const ModelInfo& info, audio::LoadOpti
 
 /// Identity and cost of a built encoder.
 struct EncoderConfig {
-  std::string model_revision;   ///< "proxy-v1" or "module:<sha256 of the module file>".
+  std::string model_revision;   ///< "proxy-v1", "checkpoint:<sha256 of the file>" or "module:<sha256 of the module file>".
   std::string config_json;      ///< Canonical JSON of every artifact-changing setting.
   std::string config_hash;      ///< SHA-256 hex of config_json (-> encoder_config_hash).
   std::int64_t parameters = 0;  ///< Network parameter count (0 when unknown, e.g. TorchScript).
+  std::string checkpoint;       ///< The checkpoint file loaded, when there is one.
 };
 
 /// Counters of a family's own internal batching (MOSS-TTS Local); all zero for the others.

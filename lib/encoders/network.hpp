@@ -42,6 +42,7 @@ struct NetworkSettings {
   std::string dtype;
   std::string device;
   std::string module_path;
+  std::string checkpoint;  ///< Published checkpoint (file or folder) for the family's real network.
 };
 
 /// Validates options (scale among `scales`, dtype, device availability) and applies `threads`;

@@ -25,6 +25,23 @@ ProxyConfig proxy_config(const std::string& family, const NetworkSettings& s, co
   return out;
 }
 
+EncoderConfig checkpoint_config(const std::string& family, const NetworkSettings& s, const nlohmann::json& dims,
+                                const CheckpointFile& file) {
+  nlohmann::json full = {{"family", family},
+                         {"revision", "checkpoint"},
+                         {"scale", s.scale},
+                         {"dims", dims},
+                         {"checkpoint_sha256", file.sha256},
+                         {"dtype", s.dtype},
+                         {"device_type", s.device.rfind("cuda", 0) == 0 ? "cuda" : "cpu"}};
+  EncoderConfig c;
+  c.model_revision = "checkpoint:" + file.sha256;
+  c.config_json = full.dump();
+  c.config_hash = sha256_hex(c.config_json);
+  c.checkpoint = file.path;
+  return c;
+}
+
 HostTensor to_host(const torch::Tensor& t) {
   std::vector<std::int64_t> shape(t.sizes().begin(), t.sizes().end());
   if (at::isIntegralType(t.scalar_type(), true)) {
@@ -43,7 +60,9 @@ NetworkSettings validate_settings(const EncoderOptions& o, const std::vector<std
   nn::device_of(o.device);
   if (o.threads < 0) throw Error(ErrorKind::config, "threads must not be negative");
   set_torch_threads(o.threads > 0 ? o.threads : at::get_num_threads());  // 0: LibTorch's default, BLAS follows
-  return {o.scale, o.dtype, o.device, o.module_path};
+  if (!o.module_path.empty() && !o.checkpoint.empty())
+    throw Error(ErrorKind::config, "a TorchScript module and a checkpoint exclude each other: give one");
+  return {o.scale, o.dtype, o.device, o.module_path, o.checkpoint};
 }
 
 int torch_threads() { return at::get_num_threads(); }

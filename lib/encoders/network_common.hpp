@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "encoders/checkpoint.hpp"
 #include "encoders/network.hpp"
 
 namespace refenc::encoders {
@@ -29,6 +30,11 @@ struct ProxyConfig {
 
 /// Canonical config of a proxy: family, revision, scale, dtype, device type and `dims`.
 ProxyConfig proxy_config(const std::string& family, const NetworkSettings& settings, const nlohmann::json& dims);
+
+/// Canonical config of a network loaded from `file`: family, revision "checkpoint", scale, `dims`, the
+/// file's SHA-256, dtype and device type; model_revision "checkpoint:<sha256>".
+EncoderConfig checkpoint_config(const std::string& family, const NetworkSettings& settings, const nlohmann::json& dims,
+                                const CheckpointFile& file);
 
 /// Contiguous CPU copy of an int64 (any integer) or floating tensor.
 HostTensor to_host(const torch::Tensor& t);

@@ -1,6 +1,18 @@
-// FishAudio S2-Pro codec encoder proxy ("modded DAC" + RVQ) in LibTorch; layout in docs/models.md.
+// FishAudio S2-Pro codec encoder and quantizer in LibTorch: fish-speech's modded DAC encoder
+// (`fish_speech/models/dac/modded_dac.py`) and `DownsampleResidualVectorQuantize` (`rvq.py`, with
+// descript-audio-codec's `ResidualVectorQuantize`), configured as `fish_speech/configs/modded_dac_vq.yaml`.
+//
+// The parameter tree is the published `codec.pth`'s, names and shapes exactly; the checkpoint's decoder,
+// upsampler and post-module are accepted and not loaded. Each op is the one upstream calls, in its order
+// and on the same shapes (a clip alone, right-padded to a multiple of 2048 samples), so that on the CPU in
+// float32 the codes are upstream's bit for bit (tests/encoders/fish_checkpoint_test.cpp). The seeded
+// proxies are this network with seeded weights at reduced widths and depths (docs/encoders.md).
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+
+#include "core/error.hpp"
+#include "encoders/checkpoint.hpp"
 #include "encoders/network.hpp"
 #include "encoders/network_common.hpp"
 #include "encoders/nn_blocks.hpp"
@@ -8,158 +20,433 @@
 namespace refenc::encoders {
 
 namespace {
-namespace fish {  // named: the networks share names (dims_for, kHop) and a unity build compiles them together
+namespace fish {  // named: the networks share names and a unity build compiles them together
 
-using namespace nn;
-
+/// The yaml's settings that a scale changes; everything else is fixed by the published config.
 struct FishDims {
-  std::vector<std::int64_t> channels;  ///< 5 widths: stem and after each downsampling conv.
-  std::int64_t enc_layers, enc_heads, enc_ffn, enc_window = 512;
-  std::int64_t pre_layers, pre_heads, pre_ffn, pre_window = 128;
-  std::int64_t convnext_mult = 4;
-  std::int64_t codebook_dim = 8;
+  std::int64_t encoder_dim;  ///< Stem width; doubled by each of the 4 encoder blocks (latent = 16x).
+  std::int64_t encoder_layers;  ///< Transformer layers of the last encoder block (window 512, heads dim/64).
+  std::int64_t pre_layers, pre_heads, pre_ffn;  ///< The quantizer's pre-module transformer (window 128).
+  std::int64_t latent() const { return encoder_dim * 16; }
 };
 
 FishDims dims_for(const std::string& scale) {
-  if (scale == "full") return {{64, 128, 256, 512, 1024}, 4, 16, 3072, 512, 8, 16, 3072, 128};
-  if (scale == "small") return {{16, 32, 64, 128, 256}, 2, 4, 768, 512, 2, 4, 768, 128};
-  return {{4, 8, 16, 32, 64}, 1, 2, 192, 512, 1, 2, 192, 128};
+  if (scale == "full") return {64, 4, 8, 16, 3072};
+  if (scale == "small") return {16, 2, 2, 4, 768};
+  return {4, 1, 1, 1, 192};
 }
 
-constexpr std::int64_t kStrides[4] = {2, 4, 8, 8};
-constexpr std::int64_t kHop = 2048;
-constexpr std::int64_t kStages = 10;
+constexpr std::int64_t kRates[4] = {2, 4, 8, 8};
+constexpr std::int64_t kFrame = 2048;  // DAC.encode pads to hop (512) x 4
+constexpr std::int64_t kHeadDim = 64;
+constexpr std::int64_t kEncoderWindow = 512, kPreWindow = 128;
+constexpr std::int64_t kCodebookDim = 8, kCodebooks = 9, kCodebookSize = 1024, kSemanticSize = 4096;
+constexpr double kNormEps = 1e-5;
 
-struct ResidualUnitImpl : torch::nn::Module {
-  ResidualUnitImpl(SeededInit& init, std::int64_t c, std::int64_t dilation) {
-    alpha1 = register_parameter("alpha1", torch::ones({c}));
-    conv1 = register_module("conv1", CausalConv1d(init, c, c, 7, 1, dilation));
-    alpha2 = register_parameter("alpha2", torch::ones({c}));
-    conv2 = register_module("conv2", CausalConv1d(init, c, c, 1));
+/// Parts of codec.pth that encoding does not run.
+const std::vector<std::string> kIgnored = {"decoder.", "quantizer.upsample.", "quantizer.post_module."};
+
+// ---- the parameter tree ------------------------------------------------------------------------------
+
+struct Tree {
+  std::vector<TensorSpec> specs;
+  void add(std::string name, std::vector<std::int64_t> shape) { specs.push_back({std::move(name), std::move(shape)}); }
+  /// CausalConvNet (weight-normalised through parametrizations when `wn`).
+  void conv(const std::string& p, std::int64_t cin, std::int64_t cout, std::int64_t k, std::int64_t groups = 1,
+            bool wn = true) {
+    if (wn) {
+      add(p + ".conv.parametrizations.weight.original0", {cout, 1, 1});
+      add(p + ".conv.parametrizations.weight.original1", {cout, cin / groups, k});
+    } else {
+      add(p + ".conv.weight", {cout, cin / groups, k});
+    }
+    add(p + ".conv.bias", {cout});
   }
-  torch::Tensor forward(const torch::Tensor& x) {
-    return x + conv2->forward(snake(conv1->forward(snake(x, alpha1)), alpha2));
+  void snake(const std::string& p, std::int64_t c) { add(p + ".alpha", {1, c, 1}); }
+  void transformer(const std::string& p, std::int64_t dim, std::int64_t heads, std::int64_t ffn, std::int64_t n) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::string l = p + ".layers." + std::to_string(i);
+      add(l + ".attention.wqkv.weight", {3 * heads * kHeadDim, dim});
+      add(l + ".attention.wo.weight", {dim, heads * kHeadDim});
+      add(l + ".feed_forward.w1.weight", {ffn, dim});
+      add(l + ".feed_forward.w3.weight", {ffn, dim});
+      add(l + ".feed_forward.w2.weight", {dim, ffn});
+      add(l + ".ffn_norm.weight", {dim});
+      add(l + ".attention_norm.weight", {dim});
+      add(l + ".attention_layer_scale.gamma", {dim});
+      add(l + ".ffn_layer_scale.gamma", {dim});
+    }
+    add(p + ".norm.weight", {dim});
   }
-  torch::Tensor alpha1, alpha2;
-  CausalConv1d conv1{nullptr}, conv2{nullptr};
+  /// dac's VectorQuantize: WNConv1d (torch.nn.utils.weight_norm: weight_g, weight_v) in and out, codebook.
+  void vq(const std::string& p, std::int64_t dim, std::int64_t size) {
+    add(p + ".in_proj.weight_g", {kCodebookDim, 1, 1});
+    add(p + ".in_proj.weight_v", {kCodebookDim, dim, 1});
+    add(p + ".in_proj.bias", {kCodebookDim});
+    add(p + ".out_proj.weight_g", {dim, 1, 1});
+    add(p + ".out_proj.weight_v", {dim, kCodebookDim, 1});
+    add(p + ".out_proj.bias", {dim});
+    add(p + ".codebook.weight", {size, kCodebookDim});
+  }
 };
-TORCH_MODULE(ResidualUnit);
 
-/// ConvNeXt block on [B, C, T]: depthwise causal k7, LayerNorm, C -> mult*C GELU -> C, residual.
-struct ConvNeXtImpl : torch::nn::Module {
-  ConvNeXtImpl(SeededInit& init, std::int64_t c, std::int64_t mult) {
-    dw = register_module("dw", CausalConv1d(init, c, c, 7, 1, 1, c));
-    norm_w = register_parameter("norm_weight", torch::ones({c}));
-    norm_b = register_parameter("norm_bias", torch::zeros({c}));
-    up = register_module("up", Linear(init, c, mult * c));
-    down = register_module("down", Linear(init, mult * c, c));
-    gamma = register_parameter("gamma", torch::full({c}, 1e-2));
+std::vector<TensorSpec> parameter_tree(const FishDims& d) {
+  Tree t;
+  std::int64_t width = d.encoder_dim;
+  t.conv("encoder.block.0", 1, width, 7);
+  for (int b = 0; b < 4; ++b) {
+    const std::string p = "encoder.block." + std::to_string(b + 1) + ".block.";
+    const std::int64_t c = width;
+    width *= 2;
+    for (int u = 0; u < 3; ++u) {
+      const std::string r = p + std::to_string(u) + ".block.";
+      t.snake(r + "0", c);
+      t.conv(r + "1", c, c, 7);
+      t.snake(r + "2", c);
+      t.conv(r + "3", c, c, 1);
+    }
+    t.snake(p + "3", c);
+    t.conv(p + "4", c, width, 2 * kRates[b]);
+    if (b == 3 && d.encoder_layers > 0) t.transformer(p + "5", width, width / kHeadDim, width * 3, d.encoder_layers);
   }
-  torch::Tensor forward(const torch::Tensor& x) {
-    torch::Tensor y = dw->forward(x).transpose(1, 2);
-    y = row_norm(y, norm_w, norm_b, false, 1e-6);
-    y = down->forward(map_elements(up->forward(y), &gelu_scalar)) * gamma;
-    return x + y.transpose(1, 2);
+  t.snake("encoder.block.5", width);
+  t.conv("encoder.block.6", width, d.latent(), 3);
+  const std::int64_t dim = d.latent();
+  for (int i = 0; i < 2; ++i) {
+    const std::string p = "quantizer.downsample." + std::to_string(i);
+    t.conv(p + ".0", dim, dim, 2, 1, false);
+    t.conv(p + ".1.dwconv", dim, dim, 7, dim, false);
+    t.add(p + ".1.norm.weight", {dim});
+    t.add(p + ".1.norm.bias", {dim});
+    t.add(p + ".1.pwconv1.weight", {4 * dim, dim});
+    t.add(p + ".1.pwconv1.bias", {4 * dim});
+    t.add(p + ".1.pwconv2.weight", {dim, 4 * dim});
+    t.add(p + ".1.pwconv2.bias", {dim});
+    t.add(p + ".1.gamma", {dim});
   }
-  CausalConv1d dw{nullptr};
-  torch::Tensor norm_w, norm_b, gamma;
-  Linear up{nullptr}, down{nullptr};
+  t.transformer("quantizer.pre_module", dim, d.pre_heads, d.pre_ffn, d.pre_layers);
+  t.vq("quantizer.semantic_quantizer.quantizers.0", dim, kSemanticSize);
+  for (int i = 0; i < kCodebooks; ++i) t.vq("quantizer.quantizer.quantizers." + std::to_string(i), dim, kCodebookSize);
+  return std::move(t.specs);
+}
+
+bool ends_with(const std::string& s, std::string_view tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+/// Seeded proxy weights for `tree`, drawn in tree order: weights N(0, 1/fan_in), codebooks N(0, 1), norms 1,
+/// biases 0, Snake alpha 1, LayerScale gamma 1e-2, weight-norm gains |v| (the folded weight is v).
+WeightMap seeded_weights(const std::vector<TensorSpec>& tree, const std::string& seed) {
+  nn::SeededInit init(seed);
+  WeightMap w;
+  for (const TensorSpec& s : tree) {
+    const std::string& n = s.name;
+    if (ends_with(n, "original0") || ends_with(n, "weight_g")) continue;  // set from v below
+    torch::Tensor t;
+    if (ends_with(n, ".alpha") || ends_with(n, "norm.weight")) {
+      t = torch::ones(s.shape);
+    } else if (ends_with(n, "gamma")) {
+      t = torch::full(s.shape, 1e-2);
+    } else if (ends_with(n, "bias")) {
+      t = torch::zeros(s.shape);
+    } else if (ends_with(n, "codebook.weight")) {
+      t = init.normal(s.shape, 0.0, 1.0);
+    } else {
+      std::int64_t fan_in = 1;
+      for (std::size_t i = 1; i < s.shape.size(); ++i) fan_in *= s.shape[i];
+      t = init.weight(s.shape, fan_in);
+    }
+    w[n] = t;
+  }
+  for (const TensorSpec& s : tree) {
+    if (ends_with(s.name, "original0")) w[s.name] = at::norm_except_dim(w.at(s.name.substr(0, s.name.size() - 1) + "1"), 2, 0);
+    if (ends_with(s.name, "weight_g")) w[s.name] = at::norm_except_dim(w.at(s.name.substr(0, s.name.size() - 1) + "v"), 2, 0);
+  }
+  return w;
+}
+
+// ---- the network -------------------------------------------------------------------------------------
+
+/// CausalConvNet: left padding kernel - stride, right padding to whole frames, then conv1d.
+struct Conv {
+  torch::Tensor weight, bias;
+  std::int64_t stride = 1, dilation = 1, groups = 1;
+  torch::Tensor operator()(const torch::Tensor& x) const {
+    const std::int64_t k = (weight.size(2) - 1) * dilation + 1, pad = k - stride, length = x.size(-1);
+    const double frames = static_cast<double>(length - k + pad) / static_cast<double>(stride) + 1;
+    const std::int64_t ideal = (static_cast<std::int64_t>(std::ceil(frames)) - 1) * stride + (k - pad);
+    torch::Tensor padded = at::constant_pad_nd(x, {pad, ideal - length}, 0);
+    const std::int64_t no_pad = 0;
+    return at::conv1d(padded, weight, bias, at::IntArrayRef(stride), at::IntArrayRef(no_pad), at::IntArrayRef(dilation),
+                      groups)
+        .contiguous();
+  }
 };
-TORCH_MODULE(ConvNeXt);
 
-struct FishEncoderImpl : torch::nn::Module {
-  FishEncoderImpl(SeededInit& init, const FishDims& d) {
-    const auto& ch = d.channels;
-    stem = register_module("stem", CausalConv1d(init, 1, ch[0], 7));
-    for (int b = 0; b < 4; ++b) {
-      const std::string p = "block" + std::to_string(b) + "_";
-      std::vector<ResidualUnit> units;
-      for (std::int64_t dil : {1, 3, 9})
-        units.push_back(register_module(p + "unit" + std::to_string(dil), ResidualUnit(init, ch[b], dil)));
-      blocks.push_back(units);
-      alphas.push_back(register_parameter(p + "alpha", torch::ones({ch[b]})));
-      downs.push_back(register_module(p + "down", CausalConv1d(init, ch[b], ch[b + 1], 2 * kStrides[b], kStrides[b])));
+/// descript-audio-codec's Snake1d: x + 1 / (alpha + 1e-9) * sin(alpha x)^2.
+torch::Tensor snake(const torch::Tensor& x, const torch::Tensor& alpha) {
+  return x + (alpha + 1e-9).reciprocal() * at::sin(alpha * x).pow(2);
+}
+
+torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight) {
+  torch::Tensor f = x.to(torch::kFloat32);
+  return (f * at::rsqrt(at::mean(f * f, {-1}, true) + kNormEps)).to(x.scalar_type()) * weight;
+}
+
+/// modded_dac's precompute_freqs_cis for positions [0, length): cos and sin pairs, rounded to bfloat16.
+torch::Tensor rope_table(std::int64_t length, const torch::Device& device) {
+  torch::Tensor exponents = at::arange(0, kHeadDim, 2).slice(0, 0, kHeadDim / 2).to(torch::kFloat32) / kHeadDim;
+  torch::Tensor freqs = at::reciprocal(at::pow(10000, exponents));
+  freqs = at::outer(at::arange(length), freqs);
+  torch::Tensor cis = at::polar(at::ones_like(freqs), freqs);
+  return at::stack({at::real(cis), at::imag(cis)}, -1).to(torch::kBFloat16).to(device);
+}
+
+/// modded_dac's apply_rotary_emb: x [B, T, H, D] rotated pairwise (x[2i], x[2i+1]) by `table` [T, D/2, 2].
+torch::Tensor rotate(const torch::Tensor& x, const torch::Tensor& table) {
+  torch::Tensor xs = x.to(torch::kFloat32).reshape({x.size(0), x.size(1), x.size(2), -1, 2});
+  torch::Tensor f = table.view({1, xs.size(1), 1, xs.size(3), 2});
+  torch::Tensor x0 = xs.select(-1, 0), x1 = xs.select(-1, 1), f0 = f.select(-1, 0), f1 = f.select(-1, 1);
+  return at::stack({x0 * f0 - x1 * f1, x1 * f0 + x0 * f1}, -1).flatten(3).to(x.scalar_type());
+}
+
+/// WindowLimitedTransformer (causal): pre-norm RMSNorm blocks with LayerScale, RoPE attention over the
+/// last `window` frames, SwiGLU feed-forward, a final RMSNorm; [B, C, T] in and out.
+struct Transformer {
+  struct Layer {
+    torch::Tensor wqkv, wo, w1, w2, w3, ffn_norm, attention_norm, attention_scale, ffn_scale;
+  };
+  std::vector<Layer> layers;
+  torch::Tensor norm;
+  std::int64_t heads = 1, window = 0;
+
+  torch::Tensor operator()(const torch::Tensor& channels_first) const {
+    torch::Tensor x = channels_first.transpose(1, 2);
+    const std::int64_t b = x.size(0), t = x.size(1);
+    const torch::Tensor table = rope_table(t, x.device());
+    torch::Tensor row = at::arange(t, at::TensorOptions(x.device())).view({-1, 1}), col = at::arange(t, row.options());
+    const torch::Tensor mask = (col <= row).logical_and(col >= (row - window + 1).clamp_min(0)).view({1, 1, t, t});
+    const double scale = 1.0 / std::sqrt(static_cast<double>(kHeadDim));
+    const std::int64_t width = heads * kHeadDim;
+    for (const Layer& l : layers) {
+      std::vector<torch::Tensor> qkv = at::linear(rms_norm(x, l.attention_norm), l.wqkv).split(width, -1);
+      torch::Tensor q = rotate(qkv[0].view({b, t, heads, kHeadDim}), table).transpose(1, 2);
+      torch::Tensor k = rotate(qkv[1].view({b, t, heads, kHeadDim}), table).transpose(1, 2);
+      torch::Tensor v = qkv[2].view({b, t, heads, kHeadDim}).transpose(1, 2);
+      torch::Tensor s = at::matmul(q, k.transpose(-2, -1)) * scale;
+      s = at::softmax(s.masked_fill(mask.logical_not(), -INFINITY), -1);
+      torch::Tensor y = at::matmul(s, v).transpose(1, 2).contiguous().view({b, t, width});
+      torch::Tensor h = x + at::linear(y, l.wo) * l.attention_scale;
+      torch::Tensor f = rms_norm(h, l.ffn_norm);
+      f = at::linear(at::silu(at::linear(f, l.w1)) * at::linear(f, l.w3), l.w2);
+      x = h + f * l.ffn_scale;
     }
-    const std::int64_t dim = ch[4];
-    encoder_transformer = register_module(
-        "encoder_transformer", CausalTransformer(init, TransformerConfig{dim, d.enc_heads, d.enc_ffn, d.enc_layers,
-                                                                         d.enc_window, true, true, 1e-2, false}));
-    post_alpha = register_parameter("post_alpha", torch::ones({dim}));
-    post_conv = register_module("post_conv", CausalConv1d(init, dim, dim, 3));
-    for (int i = 0; i < 2; ++i) {
-      const std::string p = "downsample" + std::to_string(i) + "_";
-      q_downs.push_back(register_module(p + "conv", CausalConv1d(init, dim, dim, 2, 2)));
-      q_convnext.push_back(register_module(p + "convnext", ConvNeXt(init, dim, d.convnext_mult)));
-    }
-    pre_transformer = register_module(
-        "pre_transformer", CausalTransformer(init, TransformerConfig{dim, d.pre_heads, d.pre_ffn, d.pre_layers,
-                                                                     d.pre_window, true, true, 1e-2, false}));
-    std::vector<std::int64_t> sizes{4096};
-    for (int i = 1; i < kStages; ++i) sizes.push_back(1024);
-    quantizer = register_module("quantizer", ResidualVQ(init, dim, sizes, d.codebook_dim, true));
+    return rms_norm(x, norm).transpose(1, 2);
   }
+};
 
-  /// wave [B, 1, N] (N a multiple of 2048) -> codes [B, 10, N / 2048] int64.
-  torch::Tensor forward(const torch::Tensor& wave) {
-    torch::Tensor x = stem->forward(wave);
-    for (std::size_t b = 0; b < blocks.size(); ++b) {
-      for (auto& unit : blocks[b]) x = unit->forward(x);
-      x = downs[b]->forward(snake(x, alphas[b]));
-    }
-    x = encoder_transformer->forward(x.transpose(1, 2)).transpose(1, 2);
-    x = post_conv->forward(snake(x, post_alpha));
-    for (std::size_t i = 0; i < q_downs.size(); ++i) x = q_convnext[i]->forward(q_downs[i]->forward(x));
-    x = pre_transformer->forward(x.transpose(1, 2));
-    return quantizer->forward(x, kStages).transpose(1, 2);
+/// ConvNeXtBlock: depthwise causal conv k7, LayerNorm (eps 1e-6), Linear 4x, GELU, Linear, gamma, residual.
+struct ConvNeXt {
+  Conv dwconv;
+  torch::Tensor norm_w, norm_b, pw1_w, pw1_b, pw2_w, pw2_b, gamma;
+  torch::Tensor operator()(const torch::Tensor& input) const {
+    torch::Tensor x = dwconv(input).permute({0, 2, 1});
+    x = at::layer_norm(x, {x.size(-1)}, norm_w, norm_b, 1e-6);
+    x = at::linear(at::gelu(at::linear(x, pw1_w, pw1_b)), pw2_w, pw2_b);
+    return input + (gamma * x).permute({0, 2, 1});
   }
+};
 
-  CausalConv1d stem{nullptr}, post_conv{nullptr};
-  std::vector<std::vector<ResidualUnit>> blocks;
-  std::vector<torch::Tensor> alphas;
+/// dac's VectorQuantize: in-projection, cosine nearest codebook entry, out-projection of the entry.
+struct VectorQuantize {
+  torch::Tensor in_w, in_b, out_w, out_b, codebook, codebook_normalised;
+  /// residual [B, D, T] -> (codes [B, T], the quantised residual [B, D, T]).
+  std::pair<torch::Tensor, torch::Tensor> operator()(const torch::Tensor& residual) const {
+    const torch::Tensor z_e = at::conv1d(residual, in_w, in_b);
+    const std::int64_t b = z_e.size(0), t = z_e.size(2);
+    torch::Tensor e = z_e.permute({0, 2, 1}).reshape({b * t, z_e.size(1)});
+    e = e / e.norm(2, {1}, true).clamp_min(1e-12).expand_as(e);
+    const torch::Tensor& c = codebook_normalised;
+    const torch::Tensor dist = e.pow(2).sum({1}, true) - at::matmul(e, c.t()) * 2 + c.pow(2).sum({1}, true).t();
+    const torch::Tensor codes = std::get<1>(at::max(-dist, 1)).reshape({b, t});
+    const torch::Tensor z_q = at::embedding(codebook, codes).transpose(1, 2);
+    return {codes, at::conv1d(z_e + (z_q - z_e), out_w, out_b)};
+  }
+};
+
+struct FishCodec {
+  Conv stem, post_conv;
+  struct Block {
+    std::vector<std::array<torch::Tensor, 2>> alphas;  // per residual unit
+    std::vector<std::array<Conv, 2>> convs;
+    torch::Tensor alpha;
+    Conv down;
+    std::optional<Transformer> transformer;
+  };
+  std::vector<Block> blocks;
   torch::Tensor post_alpha;
-  std::vector<CausalConv1d> downs, q_downs;
-  std::vector<ConvNeXt> q_convnext;
-  CausalTransformer encoder_transformer{nullptr}, pre_transformer{nullptr};
-  ResidualVQ quantizer{nullptr};
+  std::vector<std::pair<Conv, ConvNeXt>> downsample;
+  Transformer pre_module;
+  std::vector<VectorQuantize> quantizers;  // semantic first, then the 9 residual stages
+
+  /// wave [B, 1, N], N a multiple of 2048 -> codes [B, 10, N / 2048] int64.
+  torch::Tensor operator()(const torch::Tensor& wave) const {
+    torch::Tensor x = stem(wave);
+    for (const Block& b : blocks) {
+      for (std::size_t u = 0; u < b.convs.size(); ++u)
+        x = x + b.convs[u][1](snake(b.convs[u][0](snake(x, b.alphas[u][0])), b.alphas[u][1]));
+      x = b.down(snake(x, b.alpha));
+      if (b.transformer) x = (*b.transformer)(x);
+    }
+    x = post_conv(snake(x, post_alpha));
+    for (const auto& [conv, convnext] : downsample) x = convnext(conv(x));
+    const torch::Tensor z = pre_module(x).to(torch::kFloat32);
+    auto [semantic, semantic_q] = quantizers[0](z);
+    std::vector<torch::Tensor> codes{semantic};
+    torch::Tensor residual = z - semantic_q;
+    for (std::size_t i = 1; i < quantizers.size(); ++i) {
+      auto [c, q] = quantizers[i](residual);
+      codes.push_back(c);
+      residual = residual - q;
+    }
+    return at::stack(codes, 1);
+  }
 };
-TORCH_MODULE(FishEncoder);
+
+/// The network over bound weights (names as parameter_tree), weight norms folded as upstream computes them.
+FishCodec build(const WeightMap& w, const FishDims& d, const torch::Device& device, torch::ScalarType dtype) {
+  auto get = [&](const std::string& n) { return w.at(n).to(device, dtype); };
+  auto conv = [&](const std::string& p, std::int64_t stride = 1, std::int64_t dilation = 1, std::int64_t groups = 1) {
+    Conv c;
+    c.weight = w.count(p + ".conv.weight") ? get(p + ".conv.weight")
+                                           : at::_weight_norm(w.at(p + ".conv.parametrizations.weight.original1"),
+                                                              w.at(p + ".conv.parametrizations.weight.original0"), 0)
+                                                 .to(device, dtype);
+    c.bias = get(p + ".conv.bias");
+    c.stride = stride;
+    c.dilation = dilation;
+    c.groups = groups;
+    return c;
+  };
+  auto transformer = [&](const std::string& p, std::int64_t n, std::int64_t heads, std::int64_t window) {
+    Transformer t;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::string l = p + ".layers." + std::to_string(i);
+      t.layers.push_back({get(l + ".attention.wqkv.weight"), get(l + ".attention.wo.weight"),
+                          get(l + ".feed_forward.w1.weight"), get(l + ".feed_forward.w2.weight"),
+                          get(l + ".feed_forward.w3.weight"), get(l + ".ffn_norm.weight"),
+                          get(l + ".attention_norm.weight"), get(l + ".attention_layer_scale.gamma"),
+                          get(l + ".ffn_layer_scale.gamma")});
+    }
+    t.norm = get(p + ".norm.weight");
+    t.heads = heads;
+    t.window = window;
+    return t;
+  };
+  FishCodec net;
+  net.stem = conv("encoder.block.0");
+  std::int64_t width = d.encoder_dim;
+  for (int b = 0; b < 4; ++b) {
+    const std::string p = "encoder.block." + std::to_string(b + 1) + ".block.";
+    width *= 2;
+    FishCodec::Block block;
+    for (int u = 0; u < 3; ++u) {
+      const std::string r = p + std::to_string(u) + ".block.";
+      const std::int64_t dilation = u == 0 ? 1 : u == 1 ? 3 : 9;
+      block.alphas.push_back({get(r + "0.alpha"), get(r + "2.alpha")});
+      block.convs.push_back({conv(r + "1", 1, dilation), conv(r + "3")});
+    }
+    block.alpha = get(p + "3.alpha");
+    block.down = conv(p + "4", kRates[b]);
+    if (b == 3 && d.encoder_layers > 0)
+      block.transformer = transformer(p + "5", d.encoder_layers, width / kHeadDim, kEncoderWindow);
+    net.blocks.push_back(std::move(block));
+  }
+  net.post_alpha = get("encoder.block.5.alpha");
+  net.post_conv = conv("encoder.block.6");
+  for (int i = 0; i < 2; ++i) {
+    const std::string p = "quantizer.downsample." + std::to_string(i);
+    ConvNeXt c{conv(p + ".1.dwconv", 1, 1, d.latent()),
+               get(p + ".1.norm.weight"),
+               get(p + ".1.norm.bias"),
+               get(p + ".1.pwconv1.weight"),
+               get(p + ".1.pwconv1.bias"),
+               get(p + ".1.pwconv2.weight"),
+               get(p + ".1.pwconv2.bias"),
+               get(p + ".1.gamma")};
+    net.downsample.emplace_back(conv(p + ".0", 2), std::move(c));
+  }
+  net.pre_module = transformer("quantizer.pre_module", d.pre_layers, d.pre_heads, kPreWindow);
+  auto vq = [&](const std::string& p) {  // the nearest-neighbour search always runs in float32
+    auto f32 = [&](const std::string& n) { return w.at(n).to(device, torch::kFloat32); };
+    VectorQuantize q;
+    q.in_w = at::_weight_norm(f32(p + ".in_proj.weight_v"), f32(p + ".in_proj.weight_g"), 0);
+    q.in_b = f32(p + ".in_proj.bias");
+    q.out_w = at::_weight_norm(f32(p + ".out_proj.weight_v"), f32(p + ".out_proj.weight_g"), 0);
+    q.out_b = f32(p + ".out_proj.bias");
+    q.codebook = f32(p + ".codebook.weight");
+    q.codebook_normalised = q.codebook / q.codebook.norm(2, {1}, true).clamp_min(1e-12).expand_as(q.codebook);
+    return q;
+  };
+  net.quantizers.push_back(vq("quantizer.semantic_quantizer.quantizers.0"));
+  for (int i = 0; i < kCodebooks; ++i) net.quantizers.push_back(vq("quantizer.quantizer.quantizers." + std::to_string(i)));
+  return net;
+}
+
+nlohmann::json dims_json(const FishDims& d) {
+  return {{"encoder_dim", d.encoder_dim},
+          {"encoder_rates", {2, 4, 8, 8}},
+          {"encoder_transformer", {{"layers", d.encoder_layers}, {"window", kEncoderWindow}, {"head_dim", kHeadDim}}},
+          {"pre_module", {{"layers", d.pre_layers}, {"heads", d.pre_heads}, {"ffn", d.pre_ffn}, {"window", kPreWindow}}},
+          {"codebooks", {{"semantic", kSemanticSize}, {"residual", kCodebooks}, {"size", kCodebookSize}, {"dim", kCodebookDim}}},
+          {"nearest", "cosine"},
+          {"rope", "interleaved, bfloat16 table"},
+          {"sample_rate", 44100},
+          {"frame", kFrame}};
+}
 
 class FishNetwork final : public Network {
  public:
-  explicit FishNetwork(const NetworkSettings& s) : device_(device_of(s.device)), dtype_(scalar_type_of(s.dtype)) {
+  explicit FishNetwork(const NetworkSettings& s) : device_(nn::device_of(s.device)), dtype_(nn::scalar_type_of(s.dtype)) {
     const FishDims d = dims_for(s.scale);
-    nlohmann::json dims = {{"channels", d.channels},
-                           {"strides", {2, 4, 8, 8}},
-                           {"encoder_transformer", {d.enc_layers, d.enc_heads, d.enc_ffn, d.enc_window}},
-                           {"pre_transformer", {d.pre_layers, d.pre_heads, d.pre_ffn, d.pre_window}},
-                           {"convnext_mult", d.convnext_mult},
-                           {"codebooks", {4096, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024}},
-                           {"codebook_dim", d.codebook_dim},
-                           {"nearest", "cosine"},
-                           {"sample_rate", 44100},
-                           {"hop", kHop}};
-    config_ = proxy_config("fish-s2-pro", s, dims);
-    SeededInit init(config_.weight_seed);
-    net_ = FishEncoder(init, d);
-    net_->eval();
-    net_->to(device_, dtype_);
-    net_->quantizer->to(torch::kFloat32);
-    config_.config.parameters = count_parameters(*net_);
+    const std::vector<TensorSpec> tree = parameter_tree(d);
+    WeightMap weights;
+    if (s.checkpoint.empty()) {
+      ProxyConfig proxy = proxy_config("fish-s2-pro", s, dims_json(d));
+      config_ = proxy.config;
+      weights = seeded_weights(tree, proxy.weight_seed);
+    } else {
+      CheckpointFile file = read_checkpoint(s.checkpoint, {"codec.pth"});
+      weights = bind_checkpoint(file, tree, kIgnored, "fish-s2-pro");
+      config_ = checkpoint_config("fish-s2-pro", s, dims_json(d), file);
+      mapping_ = file.mapping;
+    }
+    for (const auto& [name, t] : weights) config_.parameters += t.numel();
+    torch::InferenceMode guard;
+    net_ = build(weights, d, device_, dtype_);
   }
 
   std::vector<NetworkOutput> encode(std::span<const NetworkItem> items) override {
-    // codes [B, 10, Tmax]; causal layers keep right padding out of every valid frame
-    return encode_padded_codes(items, kHop, device_, dtype_, /*time_dim=*/1,
-                               [this](const torch::Tensor& wave) { return net_->forward(wave); });
+    torch::InferenceMode guard;
+    // On the CPU in float32 each clip runs alone at its own padded length, as upstream encodes it, so
+    // a batched artifact is the single encode's bit for bit; elsewhere the batch is one padded tensor.
+    if (device_.is_cpu() && dtype_ == torch::kFloat32 && items.size() > 1) {
+      std::vector<NetworkOutput> out;
+      for (const NetworkItem& item : items) out.push_back(std::move(encode(std::span(&item, 1)).front()));
+      return out;
+    }
+    return encode_padded_codes(items, kFrame, device_, dtype_, /*time_dim=*/1,
+                               [this](const torch::Tensor& wave) { return net_(wave); });
   }
 
-  const EncoderConfig& config() const override { return config_.config; }
+  const EncoderConfig& config() const override { return config_; }
 
  private:
   torch::Device device_;
   torch::ScalarType dtype_;
-  ProxyConfig config_;
-  FishEncoder net_{nullptr};
+  EncoderConfig config_;
+  std::shared_ptr<const void> mapping_;  // tensors of net_ may view the checkpoint's mapping
+  FishCodec net_;
 };
 
 }  // namespace fish
