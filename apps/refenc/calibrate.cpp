@@ -28,8 +28,9 @@ namespace {
 
 struct CalibrateOptions {
   std::string model;
-  std::string scale = "tiny";
+  std::string scale;  ///< Empty: network_scale's default.
   std::string module_path;
+  std::string checkpoint;
   std::string device = "cpu";
   std::string dtype = "float32";
   int threads = 0;
@@ -151,7 +152,9 @@ int run_calibrate(const CalibrateOptions& o) {
 
   const encoders::ModelInfo& info = encoders::model_info(o.model);
   encoders::EncoderOptions eo;
-  eo.scale = o.scale;
+  const std::string scale = network_scale(o.scale, o.checkpoint);
+  eo.scale = scale;
+  eo.checkpoint = o.checkpoint;
   eo.dtype = o.dtype;
   eo.device = o.device;
   eo.module_path = o.module_path;
@@ -176,7 +179,8 @@ int run_calibrate(const CalibrateOptions& o) {
   profile::Calibration c;
   c.model = info.name;
   c.origin = "measured";
-  c.name = o.name.empty() ? fmt::format("{}-{}-{}", info.name, o.module_path.empty() ? o.scale : "module", o.device)
+  c.name = o.name.empty() ? fmt::format("{}-{}{}-{}", info.name, o.module_path.empty() ? scale : "module",
+                                        o.checkpoint.empty() ? "" : "-checkpoint", o.device)
                           : o.name;
   profile::RunContext ctx = profile::make_context(profile::Manifest{});
   profile::LibraryContext lib = profile::torch_library_context();
@@ -186,7 +190,7 @@ int run_calibrate(const CalibrateOptions& o) {
   c.context.libtorch = lib.version;
   const std::string& rev = net->config().model_revision;
   c.context.module_sha256 = rev.rfind("module:", 0) == 0 ? rev.substr(7) : "";
-  c.context.scale = o.module_path.empty() ? o.scale : "";
+  c.context.scale = o.module_path.empty() ? scale : "";
   c.context.threads = encoders::torch_threads();
   c.context.date_utc = ctx.started_utc;
   c.batch_sizes = profile::batch_sizes_up_to(o.batch_max);
@@ -204,7 +208,10 @@ int run_calibrate(const CalibrateOptions& o) {
   c.source = fmt::format(
       "refenc calibrate --model {} {} --device {} --threads {} --lengths {} --batch-max {} "
       "--repeats {}{}{}{} on {}",
-      info.name, o.module_path.empty() ? "--scale " + o.scale : "--module " + o.module_path, o.device,
+      info.name,
+      o.module_path.empty() ? "--scale " + scale + (o.checkpoint.empty() ? "" : " --checkpoint " + o.checkpoint)
+                            : "--module " + o.module_path,
+      o.device,
       c.context.threads, list(lengths), o.batch_max, o.repeats,
       o.concurrency.empty() ? "" : " --concurrency " + list(o.concurrency),
       o.concurrency.empty() ? "" : " --batch-concurrency " + (batch_levels.empty() ? "0" : list(batch_levels)),
@@ -238,7 +245,10 @@ int run_calibrate(const CalibrateOptions& o) {
   };
 
   std::cout << fmt::format("calibrating {} ({}) on {} [{}], {} intra-op threads\n", info.name,
-                           o.module_path.empty() ? "proxy scale " + o.scale : "module " + o.module_path, o.device,
+                           !o.module_path.empty()  ? "module " + o.module_path
+                           : o.checkpoint.empty() ? "proxy scale " + scale
+                                                  : "checkpoint " + o.checkpoint + ", scale " + scale,
+                           o.device,
                            c.context.device_name, c.context.threads);
   std::cout << fmt::format("  {} rounds of the grid{} ", o.repeats,
                            o.concurrency.empty() ? "" : " and the sharing levels")
@@ -265,8 +275,9 @@ Registration calibrate_command{
     "calibrate", "Measure an encoder's cost surface for a modelled device", [](CLI::App& app) {
       auto o = std::make_shared<CalibrateOptions>();
       app.add_option("--model", o->model, "Encoder: fish-s2-pro, qwen3-tts, moss-tts-local");
-      app.add_option("--scale", o->scale, "Proxy scale: tiny, small, full")->capture_default_str();
-      app.add_option("--module", o->module_path, "TorchScript module instead of the proxy");
+      app.add_option("--scale", o->scale, kScaleHelp);
+      auto* module = app.add_option("--module", o->module_path, "TorchScript module instead of the proxy");
+      app.add_option("--checkpoint", o->checkpoint, kCheckpointHelp)->excludes(module);
       app.add_option("--device", o->device, "cpu or cuda:N")->capture_default_str();
       app.add_option("--dtype", o->dtype, "float32 or bfloat16")->capture_default_str();
       app.add_option("--threads", o->threads, "LibTorch intra-op threads (0: library default)");

@@ -36,4 +36,15 @@ struct Registration {
   }
 };
 
+/// The network scale a command builds: `scale` when given, else "full" with a checkpoint (the published
+/// dimensions) and "tiny" for a seeded proxy.
+inline std::string network_scale(const std::string& scale, const std::string& checkpoint) {
+  return !scale.empty() ? scale : checkpoint.empty() ? "tiny" : "full";
+}
+
+/// Help text of every command's --checkpoint option.
+inline constexpr const char* kCheckpointHelp =
+    "Published checkpoint (file or downloaded model folder) loaded into the real network (docs/encoders.md)";
+inline constexpr const char* kScaleHelp = "Network size: full, small or tiny (default tiny; full with --checkpoint)";
+
 }  // namespace refenc::cli

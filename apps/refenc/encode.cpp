@@ -29,7 +29,7 @@ namespace refenc::cli {
 namespace {
 
 struct EncodeOptions {
-  std::string clip, model, text, scale = "tiny", dtype = "float32", device = "cpu", module, out, cache_dir;
+  std::string clip, model, text, scale, dtype = "float32", device = "cpu", module, checkpoint, out, cache_dir;
   bool x_vector_only = false, json = false, no_cache = false;
   int threads = 0, repeat = 1;
   SharedCacheOptions shared;
@@ -83,7 +83,26 @@ nlohmann::json artifact_json(const Artifact& a) {
   return j;
 }
 
-enum class OutFormat { none, pt, json };
+enum class OutFormat { none, pt, json, npy };
+
+/// `t` as a NumPy .npy file (format 1.0, C order): fish-speech reads precomputed reference codes so
+/// (`--prompt-tokens codes.npy`: `torch.from_numpy(np.load(path))`).
+std::string npy_bytes(const HostTensor& t) {
+  std::string shape;
+  for (std::int64_t d : t.shape()) shape += std::to_string(d) + ", ";
+  if (t.shape().size() > 1) shape.resize(shape.size() - 2);
+  const bool integer = t.dtype() != DType::float32;
+  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}", integer ? "<i8" : "<f4", shape);
+  header.append(64 - (10 + header.size() + 1) % 64, ' ');
+  header += '\n';
+  std::string out = std::string("\x93NUMPY\x01\x00", 8);
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>(header.size() >> 8);
+  out += header;
+  const HostTensor wide = integer ? t.to(DType::int64) : t;
+  out.append(reinterpret_cast<const char*>(wide.raw()), wide.nbytes());
+  return out;
+}
 
 /// The format `--out PATH` asks for, from its extension; Error(bad_input) for any other.
 OutFormat out_format(const std::string& path) {
@@ -93,20 +112,30 @@ OutFormat out_format(const std::string& path) {
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (lower == ".pt") return OutFormat::pt;
   if (lower == ".json") return OutFormat::json;
+  if (lower == ".npy") return OutFormat::npy;
   throw Error(ErrorKind::bad_input,
               path + ": " + (ext.empty() ? std::string("no extension") : "unknown extension '" + ext + "'") +
-                  " for --out (use .pt for a torch archive or .json)");
+                  " for --out (use .pt for a torch archive, .json, or .npy for a one-tensor artifact)");
 }
 
 int run_encode(const EncodeOptions& o) {
   using Clock = std::chrono::steady_clock;
   const OutFormat format = out_format(o.out);  // before any work
+  if (format == OutFormat::npy && encoders::model_info(o.model).artifact.size() != 1)
+    throw Error(ErrorKind::bad_input, o.out + ": .npy holds one tensor and " + o.model + "'s artifact has " +
+                                          std::to_string(encoders::model_info(o.model).artifact.size()) +
+                                          " (use .pt or .json)");
   const double startup = process_age();
   const auto t0 = Clock::now();
   std::shared_ptr<store::RedisTier> shared = open_shared_cache(o.shared);  // a bad URL fails before any work
   const double torch_init = encoders::warm_up_torch();
-  encoders::EncoderOptions eo{
-      .scale = o.scale, .dtype = o.dtype, .device = o.device, .module_path = o.module, .threads = o.threads};
+  const std::string scale = network_scale(o.scale, o.checkpoint);
+  encoders::EncoderOptions eo{.scale = scale,
+                              .dtype = o.dtype,
+                              .device = o.device,
+                              .module_path = o.module,
+                              .checkpoint = o.checkpoint,
+                              .threads = o.threads};
   std::shared_ptr<encoders::ModelHook> hook = encoders::make_hook(o.model, eo);
   const double build = std::chrono::duration<double>(Clock::now() - t0).count() - torch_init;
 
@@ -137,6 +166,7 @@ int run_encode(const EncodeOptions& o) {
     key = trace.key;
   }
   if (format == OutFormat::json) write_file_atomic(o.out, artifact_json(artifact).dump() + "\n");
+  if (format == OutFormat::npy) write_file_atomic(o.out, npy_bytes(artifact.tensors.begin()->second));
   if (format == OutFormat::pt) {  // the disk entry's bytes: torch.load(weights_only=True) opens it
     const std::vector<char> entry =
         store::encode_entry(key ? key->canonical() : std::string(), hook->store_artifact(artifact));
@@ -145,7 +175,10 @@ int run_encode(const EncodeOptions& o) {
 
   nlohmann::json j;
   j["model"] = o.model;
-  j["config"] = {{"scale", o.module.empty() ? o.scale : "module"},
+  j["config"] = {{"scale", o.module.empty() ? scale : "module"},
+                 {"weights", hook->config().checkpoint.empty() ? (o.module.empty() ? "seeded proxy" : "module")
+                                                                : "checkpoint"},
+                 {"checkpoint", hook->config().checkpoint},
                  {"dtype", o.dtype},
                  {"device", o.device},
                  {"parameters", hook->config().parameters},
@@ -183,7 +216,10 @@ int run_encode(const EncodeOptions& o) {
     return 0;
   }
   std::cout << fmt::format("model      {} (scale {}, {}, {}, {} parameters)\n", o.model,
-                           o.module.empty() ? o.scale : "module", o.dtype, o.device, hook->config().parameters);
+                           o.module.empty() ? scale : "module", o.dtype, o.device, hook->config().parameters);
+  if (!hook->config().checkpoint.empty())
+    std::cout << fmt::format("weights    checkpoint {} (revision {})\n", hook->config().checkpoint,
+                             hook->config().model_revision);
   if (key) {
     std::cout << fmt::format("key        {}\n", key->digest());
     std::cout << fmt::format("  model_id {}  revision {}  encoder {}\n", key->model_id, key->model_revision,
@@ -232,10 +268,11 @@ Registration encode_command{
       app.add_option("--model", o->model, "fish-s2-pro, qwen3-tts or moss-tts-local")->required();
       app.add_option("--text", o->text, "Reference text (read by qwen3-tts only)");
       app.add_flag("--x-vector-only", o->x_vector_only, "qwen3-tts: speaker embedding only, no ref_code");
-      app.add_option("--scale", o->scale, "Proxy size: full, small or tiny")->capture_default_str();
+      app.add_option("--scale", o->scale, kScaleHelp);
       app.add_option("--dtype", o->dtype, "float32 or bfloat16")->capture_default_str();
       app.add_option("--device", o->device, "cpu or cuda:N")->capture_default_str();
-      app.add_option("--module", o->module, "TorchScript module replacing the proxy network");
+      auto* module = app.add_option("--module", o->module, "TorchScript module replacing the proxy network");
+      app.add_option("--checkpoint", o->checkpoint, kCheckpointHelp)->excludes(module);
       app.add_option("--threads", o->threads, "LibTorch intra-op threads (0: LibTorch's default)");
       app.add_option("--repeat", o->repeat, "Request the clip N times through one service (later ones hit memory)")
           ->check(CLI::Range(1, 1000));
@@ -245,7 +282,8 @@ Registration encode_command{
       app.add_flag("--no-cache", o->no_cache, "Use no disk cache (read none, write none)")->excludes(cache_dir);
       app.add_option("--out", o->out,
                      "Write the artifact: FILE.pt a torch archive (torch.load(FILE, weights_only=True)), FILE.json "
-                     "JSON (meta; tensors with dtype, shape, values)");
+                     "JSON (meta; tensors with dtype, shape, values), FILE.npy the one tensor as NumPy reads it "
+                     "(fish-speech's --prompt-tokens)");
       add_shared_cache_options(app, o->shared);
       app.add_flag("--json", o->json, "Print the report as JSON");
       return [o] { return run_encode(*o); };

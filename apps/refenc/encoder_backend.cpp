@@ -25,6 +25,7 @@ class EncoderBackend final : public ModelBackend {
     o.dtype = spec.encoder.dtype;
     o.device = spec.encoder.device;
     o.module_path = spec.encoder.module_path;
+    o.checkpoint = spec.encoder.checkpoint;
     o.threads = spec.encoder.threads;
     if (spec.encoder.device == "modelled") {
       make_modelled(spec, o);
@@ -39,10 +40,14 @@ class EncoderBackend final : public ModelBackend {
       info_.eligibility.reason = "no safe batch primitive for the whole prompt: stays M4a-only";
     else
       info_.eligibility.reason = "hook encodes a zero-padded batch of different references (causal, length-respecting)";
-    info_.real_weights = !spec.encoder.module_path.empty();
+    info_.real_weights = !spec.encoder.module_path.empty() || !spec.encoder.checkpoint.empty();
     info_.scale = spec.encoder.scale;
-    info_.evidence_grade = info_.real_weights ? "real module " + spec.encoder.module_path
-                                              : "proxy scale " + spec.encoder.scale + " (seeded weights)";
+    const std::string& revision = hook_->config().model_revision;
+    info_.evidence_grade = !spec.encoder.module_path.empty() ? "real module " + spec.encoder.module_path
+                           : !spec.encoder.checkpoint.empty()
+                               ? "real weights " + hook_->config().checkpoint + " (sha256 " +
+                                     revision.substr(revision.find(':') + 1, 12) + ")"
+                               : "proxy scale " + spec.encoder.scale + " (seeded weights)";
     encoders::warm_up_torch();
   }
 

@@ -21,7 +21,7 @@ namespace refenc::cli {
 namespace {
 
 struct VoiceOptions {
-  std::string root, name, clip, model, text, version = "1", scale = "tiny", device = "cpu";
+  std::string root, name, clip, model, text, version = "1", scale, checkpoint, device = "cpu";
   bool json = false;
   std::size_t max_voices = 1000;
   SharedCacheOptions shared;
@@ -67,7 +67,8 @@ int run_add(const VoiceOptions& o) {
   local->check_cap(name);  // fail before the encode; put() checks again
   auto shared = with_shared(o, local);
   store::VoiceCache* voices = shared ? &shared->local() : local.get();
-  auto hook = encoders::make_hook(o.model, {.scale = o.scale, .device = o.device});
+  auto hook = encoders::make_hook(
+      o.model, {.scale = network_scale(o.scale, o.checkpoint), .device = o.device, .checkpoint = o.checkpoint});
   encoders::EncodeService service(hook);
   const std::uint64_t generation = voices->generation(name);  // a removal during the encode wins
   Artifact artifact = service.get_or_encode({audio::ReferenceSource::parse(o.clip), o.text});
@@ -199,7 +200,8 @@ Registration voice_command{
       o->add->add_option("--model", o->model, "fish-s2-pro, qwen3-tts or moss-tts-local")->required();
       o->add->add_option("--text", o->text, "Reference text (read by qwen3-tts only)");
       o->add->add_option("--version", o->version, "Voice version")->capture_default_str();
-      o->add->add_option("--scale", o->scale, "Proxy size: full, small or tiny")->capture_default_str();
+      o->add->add_option("--scale", o->scale, kScaleHelp);
+      o->add->add_option("--checkpoint", o->checkpoint, kCheckpointHelp);
       o->add->add_option("--device", o->device, "cpu or cuda:N")->capture_default_str();
       o->add->add_option("--max-voices", o->max_voices, "Refuse to register more than N voices (names) under the root")
           ->capture_default_str()

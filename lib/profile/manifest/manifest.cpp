@@ -79,7 +79,7 @@ void read_python_hook(const Reader& r, const json& e, const std::string& we, con
   static const std::regex form(R"(^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$)");
   if (!std::regex_match(enc.python, form))
     r.fail(Reader::key(we, "python"), "'" + enc.python + "' is not \"module:factory\" (e.g. \"my_hooks:make_hook\")");
-  for (const char* field : {"module", "calibration"})
+  for (const char* field : {"module", "checkpoint", "calibration"})
     if (r.find(e, field)) r.fail(Reader::key(we, field), "a Python hook loads its own model (drop it or \"python\")");
   if (enc.device != "cpu") r.fail(Reader::key(we, "device"), "a Python hook places its own model (leave \"cpu\")");
   const std::filesystem::path base = std::filesystem::absolute(std::filesystem::path(path).parent_path());
@@ -167,14 +167,18 @@ Manifest parse_manifest(const json& j, const std::string& path) {
     if (const json* e = r.find(mj, "encoder")) {
       std::string we = Reader::key(w, "encoder");
       r.object(*e, we,
-               {"scale", "dtype", "device", "module", "threads", "parity_tolerance", "calibration", "python",
+               {"scale", "dtype", "device", "module", "checkpoint", "threads", "parity_tolerance", "calibration", "python",
                 "python_path", "python_args"});
-      ms.encoder.scale = r.str(*e, we, "scale", ms.encoder.scale, true);
+      ms.encoder.checkpoint = r.str(*e, we, "checkpoint", "");
+      // A checkpoint holds the published dimensions unless the manifest names another scale.
+      ms.encoder.scale = r.str(*e, we, "scale", ms.encoder.checkpoint.empty() ? ms.encoder.scale : "full", true);
       ms.encoder.dtype = r.str(*e, we, "dtype", ms.encoder.dtype, true);
       if (ms.encoder.dtype != "float32" && ms.encoder.dtype != "float16" && ms.encoder.dtype != "bfloat16")
         r.fail(Reader::key(we, "dtype"), "must be float32, float16 or bfloat16");
       ms.encoder.device = r.str(*e, we, "device", ms.encoder.device, true);
       ms.encoder.module_path = r.str(*e, we, "module", "");
+      if (!ms.encoder.module_path.empty() && !ms.encoder.checkpoint.empty())
+        r.fail(Reader::key(we, "checkpoint"), "a module and a checkpoint exclude each other (give one)");
       if (const json* t = r.find(*e, "threads"); t && t->is_array()) {
         const std::string wt = Reader::key(we, "threads");
         if (t->empty()) r.fail(wt, "must not be empty");

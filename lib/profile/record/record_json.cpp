@@ -28,6 +28,7 @@ json synthesis_json(const SynthesisSpec& s) {
 json encoder_json(const EncoderSpec& e) {
   json j{
       {"scale", e.scale}, {"dtype", e.dtype}, {"device", e.device}, {"module", e.module_path}, {"threads", e.threads}};
+  if (!e.checkpoint.empty()) j["checkpoint"] = e.checkpoint;                 // absent: no checkpoint
   if (e.parity_tolerance != 0) j["parity_tolerance"] = e.parity_tolerance;  // absent: 0, bit-exact
   if (!e.calibration.empty()) j["calibration"] = e.calibration;             // absent: not a modelled device
   if (!e.python.empty()) {                                                    // absent: refenc's own encoder
@@ -124,6 +125,7 @@ ModelEntry read_model(const JsonFields& in, const json& j, const std::string& w)
   m.encoder.dtype = in.str(enc, wn, "dtype", de.dtype);
   m.encoder.device = in.str(enc, wn, "device", de.device);
   m.encoder.module_path = in.str(enc, wn, "module");
+  m.encoder.checkpoint = in.str(enc, wn, "checkpoint");
   m.encoder.threads = static_cast<int>(in.integer(enc, wn, "threads"));
   m.encoder.parity_tolerance = in.num(enc, wn, "parity_tolerance");
   m.encoder.calibration = in.str(enc, wn, "calibration");

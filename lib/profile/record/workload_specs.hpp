@@ -18,6 +18,7 @@ struct EncoderSpec {
   std::string dtype = "float32";
   std::string device = "cpu";  ///< "cpu", "cuda:N", or "modelled" (a modelled device: see calibration).
   std::string module_path;     ///< A real exported module; empty = seeded proxy weights.
+  std::string checkpoint;      ///< A published checkpoint loaded into the real network; empty = none.
   /// With device "modelled": a calibration preset's name or a calibration file (resolved against the
   /// manifest's folder); empty otherwise.
   std::string calibration;
