@@ -39,7 +39,9 @@ class EncoderBackend final : public ModelBackend {
     else if (!info_.can_encode_batch)
       info_.eligibility.reason = "no safe batch primitive for the whole prompt: stays M4a-only";
     else
-      info_.eligibility.reason = "hook encodes a zero-padded batch of different references (causal, length-respecting)";
+      info_.eligibility.reason =
+          "hook encodes a batch of different references (CPU float32: each clip alone at its own length, exact; "
+          "other devices: one zero-padded batch, causal and length-respecting)";
     info_.real_weights = !spec.encoder.module_path.empty() || !spec.encoder.checkpoint.empty();
     info_.scale = spec.encoder.scale;
     const std::string& revision = hook_->config().model_revision;

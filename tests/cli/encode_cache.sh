@@ -64,11 +64,11 @@ else
 fi
 "$refenc" encode "$clip" --model fish-s2-pro --out "$work/a.json" >/dev/null 2>&1
 check "--out a.json is JSON" python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert 'tensors' in j" "$work/a.json"
-"$refenc" encode "$clip" --model fish-s2-pro --out "$work/a.npy" >"$work/out" 2>"$work/err"
+"$refenc" encode "$clip" --model fish-s2-pro --out "$work/a.npz" >"$work/out" 2>"$work/err"
 rc=$?
-check "--out a.npy: exit 2, one error line naming the extension, nothing written" \
-  [ $rc -eq 2 -a "$(wc -l <"$work/err")" -eq 1 -a ! -s "$work/out" -a ! -e "$work/a.npy" ]
-grep -q "^refenc: error: $work/a.npy: unknown extension '.npy'" "$work/err" || { failed=$((failed + 1)); echo "FAIL wrong message: $(cat "$work/err")"; }
+check "--out a.npz: exit 2, one error line naming the extension, nothing written" \
+  [ $rc -eq 2 -a "$(wc -l <"$work/err")" -eq 1 -a ! -s "$work/out" -a ! -e "$work/a.npz" ]
+grep -q "^refenc: error: $work/a.npz: unknown extension '.npz'" "$work/err" || { failed=$((failed + 1)); echo "FAIL wrong message: $(cat "$work/err")"; }
 
 # --- gc and lock files -------------------------------------------------------------------------------
 lock="${entry%.pt}.lock"
