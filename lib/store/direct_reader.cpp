@@ -363,13 +363,7 @@ PickledValue run(std::span<const char> pk, const Records& records, std::size_t t
         }
         break;
       }
-      case 's': {  // SETITEM
-        std::vector<Item> kv(2);
-        kv[1] = pop();
-        kv[0] = pop();
-        set_items(std::move(kv));
-        break;
-      }
+      // No SETITEM: the writer never makes it and LibTorch's unpickler refuses it ("Unknown opcode").
       case 'u': set_items(to_mark()); break;  // SETITEMS
       default: unknown();
     }

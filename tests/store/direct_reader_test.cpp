@@ -114,6 +114,12 @@ TEST_CASE("what the writer never makes is left to LibTorch's reader, which answe
     CHECK(v.values[0].kind == PickledValue::Kind::other);
     CHECK(v.values[1].kind == PickledValue::Kind::other);
   }
+  SECTION("a dict item set by SETITEM: LibTorch's reader refuses the opcode, so the direct reader does too") {
+    const std::vector<char> bytes = pack_archive(
+        std::vector<ArchiveRecord>{{"data.pkl", std::string_view("\x80\x02}X\x01\x00\x00\x00" "aK\x01" "s.", 14)}});
+    CHECK_FALSE(direct(bytes));
+    CHECK_THROWS_AS(read_archive(bytes), EntryError);
+  }
   SECTION("a key given twice: LibTorch's reader keeps its last value") {
     const std::vector<char> bytes = pack_archive(std::vector<ArchiveRecord>{
         {"data.pkl", std::string_view("\x80\x02}(X\x01\x00\x00\x00" "aK\x01" "X\x01\x00\x00\x00" "aK\x02" "u.", 24)}});
