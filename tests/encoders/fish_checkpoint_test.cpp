@@ -208,3 +208,15 @@ TEST_CASE("bad checkpoints are one line naming the file and the tensor", "[encod
   }
   CHECK_THROWS_AS(make_hook("fish-s2-pro", {.module_path = "m.pt", .checkpoint = "c.pth"}), Error);
 }
+
+TEST_CASE("families without a real network refuse a checkpoint", "[encoders][checkpoint]") {
+  for (const char* model : {"qwen3-tts", "moss-tts-local"}) {
+    try {
+      make_hook(model, {.checkpoint = (kFixtures / "codec.pth").string()});
+      FAIL(model << " accepted a checkpoint");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::config);
+      CHECK_THAT(e.what(), Catch::Contains("--checkpoint is not supported yet"));
+    }
+  }
+}

@@ -2,6 +2,7 @@
 // residual LFQ; layout in docs/models.md.
 #include <nlohmann/json.hpp>
 
+#include "core/error.hpp"
 #include "encoders/network.hpp"
 #include "encoders/network_common.hpp"
 #include "encoders/nn_blocks.hpp"
@@ -127,6 +128,9 @@ class MossNetwork final : public Network {
 }  // namespace
 
 std::unique_ptr<Network> make_moss_network(const NetworkSettings& settings) {
+  if (!settings.checkpoint.empty())
+    throw Error(ErrorKind::config, "moss-tts-local: --checkpoint is not supported yet (its network is a seeded proxy with "
+                                   "refenc's own parameter names); export a TorchScript module and use --module");
   if (!settings.module_path.empty()) return make_torchscript_network(settings, "moss-tts-local", {"codes"});
   return std::make_unique<moss::MossNetwork>(settings);
 }

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/error.hpp"
 #include "encoders/network.hpp"
 #include "encoders/network_common.hpp"
 #include "encoders/nn_blocks.hpp"
@@ -278,6 +279,9 @@ class QwenNetwork final : public Network {
 }  // namespace
 
 std::unique_ptr<Network> make_qwen_network(const NetworkSettings& settings) {
+  if (!settings.checkpoint.empty())
+    throw Error(ErrorKind::config, "qwen3-tts: --checkpoint is not supported yet (its network is a seeded proxy with "
+                                   "refenc's own parameter names); export a TorchScript module and use --module");
   if (!settings.module_path.empty())
     return make_torchscript_network(settings, "qwen3-tts", {"ref_code", "ref_spk_embedding"});
   return std::make_unique<qwen::QwenNetwork>(settings);
