@@ -20,6 +20,7 @@ step() {  # step NAME COMMAND...
   local name=$1
   shift
   echo "==> $name"
+  local start=$SECONDS
   if "$@"; then
     passed=$((passed + 1))
   else
@@ -27,6 +28,7 @@ step() {  # step NAME COMMAND...
     failures+=("$name")
     echo "FAILED: $name"
   fi
+  echo "<== $name: $((SECONDS - start)) s"
 }
 
 scripts/setup.sh --test || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }

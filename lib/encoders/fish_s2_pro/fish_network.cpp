@@ -9,9 +9,10 @@
 // proxies are this network with seeded weights at reduced widths and depths (docs/encoders.md).
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <cmath>
+#include <optional>
 
-#include "core/error.hpp"
 #include "encoders/checkpoint.hpp"
 #include "encoders/network.hpp"
 #include "encoders/network_common.hpp"
