@@ -21,8 +21,10 @@
 #include <vector>
 
 #include "store/direct_reader.hpp"
+#include "store/direct_writer.hpp"
 #include "store/entry_archive.hpp"
 #include "store/entry_format.hpp"
+#include "store/libtorch_reader.hpp"
 
 using namespace refenc;
 using namespace refenc::store;

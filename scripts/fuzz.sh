@@ -6,9 +6,9 @@
 #
 # clang 14 cannot compile LibTorch 1.13's headers in C++20 (ATen/core/List.h moves a
 # std::vector<c10::IValue> while IValue is incomplete, which libstdc++ 12's constexpr vector
-# rejects under clang), so the one file that includes them, lib/store/entry_archive.cpp, is built
-# with g++ and ASan+UBSan but without coverage; the entry checks (entry_format.cpp,
-# archive_check.cpp) and everything else are built by clang with coverage.
+# rejects under clang), so the one file that includes them, lib/store/libtorch_reader.cpp (the
+# differential check's reference), is built with g++ and ASan+UBSan but without coverage; the entry
+# checks, the direct reader and writer and everything else are built by clang with coverage.
 # Usage: scripts/fuzz.sh [SECONDS [TARGET...]]   (default: every fuzz/fuzz_*.cpp)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -55,7 +55,8 @@ for target in "${targets[@]}"; do
     fuzz_disk_entry)
       sources=("$root"/lib/core/error.cpp "$root"/lib/core/sha256.cpp "$root"/lib/store/artifact.cpp
                "$root"/lib/store/entry_format.cpp "$root"/lib/store/archive_check.cpp
-               "$root"/lib/store/direct_reader.cpp "$root"/lib/store/entry_archive.cpp)
+               "$root"/lib/store/direct_reader.cpp "$root"/lib/store/direct_writer.cpp
+               "$root"/lib/store/entry_archive.cpp "$root"/lib/store/libtorch_reader.cpp)
       libs=(-lcrypto "${torch_libs[@]}") ;;
     *)
       sources=("$root"/lib/audio/*.cpp "$root"/lib/core/error.cpp "$root"/lib/core/sha256.cpp

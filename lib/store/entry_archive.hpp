@@ -1,16 +1,14 @@
-// The torch archive inside an entry file, behind an interface without LibTorch (internal to lib/store).
+// The torch archive inside an entry, behind an interface without LibTorch (internal to lib/store).
 //
-// This is the only place in lib/store that calls LibTorch: its pickler and its zip container to write
-// an entry, its unpickler to read one. Reading gives a plain tree of what the archive's pickle holds
-// (dicts, strings, integers, CPU tensors already copied into HostTensors), so every check that makes
-// a file an entry or not (entry_format.cpp) is ordinary C++ that any compiler builds.
+// Reading gives a plain tree of what the archive's pickle holds (dicts, strings, integers, CPU
+// tensors already copied into HostTensors), so every check that makes a file an entry or not
+// (entry_format.cpp) is ordinary C++ that any compiler builds. The direct reader (direct_reader.hpp)
+// reads what refenc writes (direct_writer.hpp); an archive that holds anything more goes to the
+// foreign reader, LibTorch's unpickler (libtorch_reader.hpp), in builds that link it. lib/store
+// itself compiles no LibTorch unit.
 //
-//   std::vector<char> zip = store::write_entry_archive(1, key_text, artifact, checksum);
 //   store::PickledValue root = store::read_archive(zip);   // throws EntryError when unreadable
-//   std::vector<char> raw = store::pack_archive(records);  // a torch archive of the given records
-//
-// Reading goes through the direct reader (direct_reader.hpp) when it knows everything the archive
-// uses, and through LibTorch's unpickler otherwise.
+//   std::vector<ZipRecord> records = store::torch_archive_records(zip);
 #pragma once
 
 #include <cstdint>
@@ -39,29 +37,21 @@ struct PickledValue {
   friend bool operator==(const PickledValue&, const PickledValue&) = default;
 };
 
-/// One named record of an archive ("data.pkl", "data/0"); `bytes` must outlive the call it is passed to.
-struct ArchiveRecord {
-  std::string name;
-  std::string_view bytes;
-};
-
-/// A torch zip archive (the container torch.save writes) holding `records`, in order.
-std::vector<char> pack_archive(std::span<const ArchiveRecord> records);
-
-/// The entry dict {format, key, tensors, meta, checksum} as a torch archive, pickled without
-/// TorchScript type tags so that Python's weights_only loader opens it.
-std::vector<char> write_entry_archive(std::int64_t format, const std::string& key_text, const Artifact& artifact,
-                                      const std::string& checksum);
-
 /// What the pickle of the torch archive `bytes` holds. Throws EntryError when the checks below fail
-/// or LibTorch cannot read it ("unreadable archive: ..."). A tensor is copied only when it is dense,
+/// or no reader can read it ("unreadable archive: ..."). A tensor is copied only when it is dense,
 /// on the CPU, in a refenc dtype and inside the record it was read from. Whatever `bytes` hold,
 /// reading allocates in proportion to their size, not to sizes they declare. The direct reader
-/// (direct_reader.hpp) reads what refenc writes; LibTorch's reader reads anything else.
+/// (direct_reader.hpp) reads what refenc writes; the foreign reader, where one is linked, reads
+/// anything else; without one, such an archive is unreadable.
 PickledValue read_archive(const std::vector<char>& bytes);
 
-/// read_archive through LibTorch's reader only (for tests that compare it with the direct reader).
-PickledValue read_archive_with_libtorch(const std::vector<char>& bytes);
+/// A reader of any torch archive: called with bytes that torch_archive_records accepted, it returns
+/// what read_archive returns or throws EntryError.
+using ForeignArchiveReader = PickledValue (*)(const std::vector<char>& bytes);
+
+/// Makes `reader` read_archive's reader of archives beyond what refenc writes. libtorch_reader.cpp
+/// calls it while the program starts, in the programs that link it (refenc_store_libtorch).
+void set_foreign_archive_reader(ForeignArchiveReader reader) noexcept;
 
 /// One record of a torch archive's central directory: its name, where its local header begins, and
 /// its size (stored uncompressed).

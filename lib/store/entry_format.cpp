@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/sha256.hpp"
+#include "store/direct_writer.hpp"
 #include "store/entry_archive.hpp"
 
 namespace refenc::store {

@@ -6,7 +6,6 @@
 #include <torch/script.h>
 #undef CHECK  // LibTorch's logging macro; the tests use Catch's
 
-#define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
 #include <filesystem>

@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "store/direct_reader.hpp"
+#include "store/direct_writer.hpp"
 #include "store/entry_archive.hpp"
 #include "store/entry_format.hpp"
+#include "store/libtorch_reader.hpp"
 #include "test_support.hpp"
 
 using namespace refenc;
@@ -113,6 +115,17 @@ TEST_CASE("what the writer never makes is left to LibTorch's reader, which answe
     REQUIRE(v.keys.size() == 2);
     CHECK(v.values[0].kind == PickledValue::Kind::other);
     CHECK(v.values[1].kind == PickledValue::Kind::other);
+  }
+  SECTION("in a program that links no LibTorch reader, such an archive is unreadable, and says why") {
+    const std::vector<char> bytes =
+        pack_archive(std::vector<ArchiveRecord>{{"data.pkl", std::string_view("\x80\x02}(X\x01\x00\x00\x00" "a]"
+                                                                              "X\x01\x00\x00\x00" "bN" "u.", 21)}});
+    set_foreign_archive_reader(nullptr);
+    CHECK_THROWS_WITH(read_archive(bytes), Catch::Contains("links no LibTorch reader"));
+    const Artifact a = varied(2, 10, 5);
+    CHECK(decode_entry(encode_entry("k", a), "k") == a);  // what refenc writes needs none
+    set_foreign_archive_reader(&read_archive_with_libtorch);
+    CHECK(read_archive(bytes).kind == PickledValue::Kind::dict);
   }
   SECTION("a dict item set by SETITEM: LibTorch's reader refuses the opcode, so the direct reader does too") {
     const std::vector<char> bytes = pack_archive(

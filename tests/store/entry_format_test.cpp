@@ -12,8 +12,10 @@
 #include <fstream>
 #include <random>
 
+#include "store/direct_writer.hpp"
 #include "store/entry_archive.hpp"
 #include "store/entry_format.hpp"
+#include "store/libtorch_reader.hpp"
 #include "test_support.hpp"
 
 using namespace refenc;
