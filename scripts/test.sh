@@ -41,7 +41,7 @@ python_tests() {  # the Python package's suite (sglang-omni's own cases included
   PYTHONPATH="$BUILD/python" /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python
 }
 if [[ $failed -eq 0 ]]; then
-  step "ctest" ctest --test-dir "$BUILD" --output-on-failure
+  step "ctest" ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS"
   step "python package (pytest)" python_tests
 fi
 

@@ -4,9 +4,11 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <iostream>
 #include <memory>
 
 #include "artifact_digest.hpp"
+#include "child_mode.hpp"
 #include "test_clips.hpp"
 
 using namespace refenc;
@@ -20,6 +22,14 @@ ReferenceEncodeKey key_of(ModelHook& hook, const EncodeRequest& req) {
   REQUIRE(key.has_value());
   return *key;
 }
+
+/// test_encoders --child-digest MODEL: prints the digest of MODEL's tiny artifact for a fixed clip.
+int print_child_digest(int argc, char** argv) {
+  if (argc != 3) return 2;
+  std::cout << fixed_clip_digest(argv[2]) << std::endl;
+  return 0;
+}
+const refenc::test::RegisterChildMode child_digest("--child-digest", print_child_digest);
 
 std::string run_child(const std::string& model) {
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
