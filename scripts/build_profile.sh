@@ -41,7 +41,7 @@ tail -3 "$work/make-test.log"
 /usr/bin/python3 - "$log" "$work/clone" <<'EOF'
 import collections, re, sys
 log, clone = sys.argv[1], sys.argv[2] + "/"
-rows = [l.split(maxsplit=3) for l in open(log) if l.strip()]
+rows = [l.split(maxsplit=3) for l in open(log).read().splitlines() if l.strip()]
 def where(path):
     path = path.replace(clone, "")
     build = path.split("/")[1] if path.startswith("build/") else "?"

@@ -10,10 +10,13 @@
 namespace refenc::store {
 namespace {
 
-/// Appends `n` little-endian bytes of `v`.
+/// Appends `n` (at most 8) little-endian bytes of `v`.
 void put_le(std::string& out, std::uint64_t v, int n) {
   for (int i = 0; i < n; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
+
+/// Appends `n` zero bytes (fields of a zip header that are always 0 here).
+void put_zeros(std::string& out, std::size_t n) { out.append(n, '\0'); }
 
 constexpr std::array<std::uint32_t, 256> kCrcTable = [] {
   std::array<std::uint32_t, 256> t{};
@@ -194,7 +197,7 @@ std::vector<char> pack_archive(std::span<const ArchiveRecord> records) {
     out += "PK\x03\x04";
     put_le(out, 0, 2);  // version needed
     put_le(out, flags, 2);
-    put_le(out, 0, 2 + 2 + 2 + 4 + 4 + 4);  // stored, no time, no date, crc and sizes: in the descriptor
+    put_zeros(out, 2 + 2 + 2 + 4 + 4 + 4);  // stored, no time, no date, crc and sizes: in the descriptor
     put_le(out, name.size(), 2);
     put_le(out, padding + 4, 2);
     out += name;
@@ -217,12 +220,12 @@ std::vector<char> pack_archive(std::span<const ArchiveRecord> records) {
     put_le(out, 0, 2);       // version made by
     put_le(out, 0, 2);       // version needed
     put_le(out, w.flags, 2);
-    put_le(out, 0, 2 + 2 + 2);  // stored, no time, no date
+    put_zeros(out, 2 + 2 + 2);  // stored, no time, no date
     put_le(out, w.crc, 4);
     put_le(out, w.size, 4);
     put_le(out, w.size, 4);
     put_le(out, w.name.size(), 2);
-    put_le(out, 0, 2 + 2 + 2 + 2 + 4);  // extra, comment, disk, internal and external attributes
+    put_zeros(out, 2 + 2 + 2 + 2 + 4);  // extra, comment, disk, internal and external attributes
     put_le(out, w.local, 4);
     out += w.name;
   }
@@ -233,7 +236,7 @@ std::vector<char> pack_archive(std::span<const ArchiveRecord> records) {
   put_le(out, 44, 8);
   put_le(out, 0x031e, 2);  // made by
   put_le(out, 0x002d, 2);  // version needed: 4.5
-  put_le(out, 0, 4 + 4);
+  put_zeros(out, 4 + 4);
   put_le(out, written.size(), 8);
   put_le(out, written.size(), 8);
   put_le(out, directory_size, 8);
@@ -243,7 +246,7 @@ std::vector<char> pack_archive(std::span<const ArchiveRecord> records) {
   put_le(out, end64, 8);
   put_le(out, 1, 4);
   out += "PK\x05\x06";  // the end of central directory record
-  put_le(out, 0, 2 + 2);
+  put_zeros(out, 2 + 2);
   const std::uint64_t count = std::min<std::uint64_t>(written.size(), 0xffff);
   put_le(out, count, 2);
   put_le(out, count, 2);
