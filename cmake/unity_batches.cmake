@@ -9,7 +9,9 @@
 #   refenc_unity_batches(refenc_audio 8)   # compile refenc_audio's .cpp files 8 to a translation unit
 #
 # A source with options of its own (COMPILE_OPTIONS, COMPILE_DEFINITIONS, COMPILE_FLAGS: nn_blocks.cpp's
-# -ffp-contract=off) stays a translation unit of its own. Batches follow the target's source order.
+# -ffp-contract=off), or marked SKIP_UNITY_BUILD_INCLUSION (the tests that include LibTorch, whose
+# logging macros replace Catch's CHECK), stays a translation unit of its own. Batches follow the
+# target's source order.
 function(refenc_unity_batches target batch_size)
   get_target_property(sources ${target} SOURCES)
   get_target_property(source_dir ${target} SOURCE_DIR)
@@ -24,7 +26,7 @@ function(refenc_unity_batches target batch_size)
     endif()
     get_filename_component(abs "${src}" ABSOLUTE BASE_DIR "${source_dir}")
     set(own "")
-    foreach(prop COMPILE_OPTIONS COMPILE_DEFINITIONS COMPILE_FLAGS)
+    foreach(prop COMPILE_OPTIONS COMPILE_DEFINITIONS COMPILE_FLAGS SKIP_UNITY_BUILD_INCLUSION)
       get_source_file_property(value "${abs}" DIRECTORY "${source_dir}" ${prop})
       if(value)
         set(own TRUE)

@@ -45,32 +45,34 @@ if [[ $failed -eq 0 ]]; then
   step "python package (pytest)" python_tests
 fi
 
-# The sanitizer builds compile file by file (REFENC_UNITY=OFF): they cover few files, and a
-# sanitizer's report names the source file it is about.
+# One build per sanitizer (build/sanitize-thread, build/sanitize-address) holds the core tests and the
+# stress program, so lib/core compiles once per sanitizer. They compile file by file (REFENC_UNITY=OFF):
+# they cover few files, and a sanitizer's report names the source file it is about. lib/store compiles
+# no LibTorch unit (docs/store.md), so neither build compiles LibTorch.
+sanitizer_build() {  # sanitizer_build thread|address
+  local dir=build/sanitize-$1
+  cmake -S . -B "$dir" -DREFENC_LAYERS=store -DREFENC_APP=OFF -DREFENC_PYTHON=OFF -DREFENC_SANITIZE="$1" \
+      -DREFENC_WERROR=ON -DREFENC_UNITY=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
+    cmake --build "$dir" -j "$JOBS" --target test_core stress_service >/dev/null
+}
 sanitized_core() {  # sanitized_core thread|address
-  local dir=build/core-$1
-  cmake -S . -B "$dir" -DREFENC_CORE_ONLY=ON -DREFENC_SANITIZE="$1" -DREFENC_WERROR=ON -DREFENC_UNITY=OFF \
-      -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
-    cmake --build "$dir" -j "$JOBS" >/dev/null &&
+  sanitizer_build "$1" &&
     TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ASAN_OPTIONS="detect_leaks=1" \
-      UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1" "$dir/tests/core/test_core"
+      UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1" "build/sanitize-$1/tests/core/test_core"
 }
 step "core under ThreadSanitizer" sanitized_core thread
 step "core under AddressSanitizer+UBSan" sanitized_core address
 
 sanitized_stress() {  # the service + disk tier + batching stress, short, under a sanitizer
-  local dir=build/stress-$1
-  cmake -S . -B "$dir" -DREFENC_LAYERS=store -DREFENC_APP=OFF -DREFENC_SANITIZE="$1" -DREFENC_WERROR=ON \
-      -DREFENC_UNITY=OFF -DREFENC_PYTHON=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
-    cmake --build "$dir" -j "$JOBS" --target stress_service >/dev/null &&
+  sanitizer_build "$1" &&
     TSAN_OPTIONS="halt_on_error=1" ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1" \
-      "$dir/tests/stress/stress_service" --threads 64 --requests 20000 --keys 1500
+      "build/sanitize-$1/tests/stress/stress_service" --threads 64 --requests 20000 --keys 1500
 }
 step "stress under ThreadSanitizer" sanitized_stress thread
 step "stress under AddressSanitizer+UBSan" sanitized_stress address
 
 sanitized_stress_redis() {  # the same run with the shared Redis tier, against a redis-server on loopback
-  local dir=build/stress-$1 port pid rc
+  local dir=build/sanitize-$1 port pid rc
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   local data
   data=$(mktemp -d)

@@ -43,7 +43,7 @@ json with_capacity(json capacity) {
   return j;
 }
 
-std::string error_of(const json& j) { return testing::manifest_error(j, kManifestPath); }
+std::string capacity_error_of(const json& j) { return testing::manifest_error(j, kManifestPath); }
 
 /// A step whose n requests all take `ttfa_s`.
 SweepStep flat(double rate, double ttfa_s, int n = 20) { return {rate, std::vector<double>(n, ttfa_s)}; }
@@ -162,7 +162,7 @@ TEST_CASE("capacity: the manifest block and its one-line errors") {
   CHECK(a.capacity->search.start_rate_per_s == 5);
   CHECK(a.capacity->search.max_steps == 9);
 
-  auto err = [](const char* capacity) { return error_of(with_capacity(json::parse(capacity))); };
+  auto err = [](const char* capacity) { return capacity_error_of(with_capacity(json::parse(capacity))); };
   const std::string slo = R"("slo": {"ttfa_ms": 800, "e2e_ms": 4000})";
   CHECK(err(R"({"rates": [1]})") == kManifestPath + ": capacity.slo: required (ttfa_ms and e2e_ms)");
   CHECK(err((R"({"slo": {"ttfa_ms": 0, "e2e_ms": 4000}, "rates": [1]})")) ==
@@ -191,7 +191,7 @@ TEST_CASE("capacity: the manifest block and its one-line errors") {
         kManifestPath + ": capacity.speed: unknown field");
   json no_cold = with_capacity(json::parse("{" + slo + R"(, "rates": [1]})"));
   no_cold["phases"] = json::parse(R"([{"kind": "warm", "requests": 4}])");
-  CHECK(error_of(no_cold) == kManifestPath + ": capacity: needs a cold phase (each rate step sends its references)");
+  CHECK(capacity_error_of(no_cold) == kManifestPath + ": capacity: needs a cold phase (each rate step sends its references)");
   CHECK_THROWS_WITH(parse_capacity(json::parse("{" + slo + R"(, "rates": [1]})"), "x.json", {4}, /*has_trace=*/true),
                     "x.json: capacity: not with references.trace (a trace sets its own arrivals)");
 }

@@ -52,7 +52,7 @@ json shared_manifest() {
   })");
 }
 
-std::string error_of(const json& j) { return testing::manifest_error(j, kPath); }
+std::string shared_error_of(const json& j) { return testing::manifest_error(j, kPath); }
 
 /// A stand-in for the Redis tier: one store per key prefix, shared by every service of that prefix;
 /// counts shared hits and misses and answers lookups as shared.
@@ -127,7 +127,7 @@ class SharedFakeBackend : public FakeBackend {
   std::vector<SharedService>& seen_;
 };
 
-std::string temp_dir(const std::string& tag) {
+std::string shared_temp_dir(const std::string& tag) {
   auto p = std::filesystem::temp_directory_path() / ("refenc-shared-test-" + std::to_string(::getpid()) + tag);
   std::filesystem::remove_all(p);
   return p.string();
@@ -149,36 +149,36 @@ TEST_CASE("cache.shared: local or a redis:// URL without a password, only with a
   CHECK(parse_manifest(j, kPath).cache.shared == "redis://cache@10.0.0.5");
 
   j["cache"]["shared"] = "remote";
-  CHECK(error_of(j) == kPath +
+  CHECK(shared_error_of(j) == kPath +
                            ": cache.shared: must be \"local\" or a redis://[user@]host[:port][/db] URL (got "
                            "'remote')");
   j["cache"]["shared"] = "redis://cache:s3cret@10.0.0.5";
-  std::string e = error_of(j);
+  std::string e = shared_error_of(j);
   CHECK(e == kPath +
                  ": cache.shared: no password in a manifest (report.json copies it): set "
                  "$REFENC_SHARED_CACHE_PASSWORD instead");
   CHECK(e.find("s3cret") == std::string::npos);
   j["cache"]["shared"] = "redis://";
-  CHECK(error_of(j) == kPath + ": cache.shared: the URL names no host");
+  CHECK(shared_error_of(j) == kPath + ": cache.shared: the URL names no host");
   j["cache"]["shared"] = "";
-  CHECK(error_of(j) == kPath + ": cache.shared: must not be empty");
+  CHECK(shared_error_of(j) == kPath + ": cache.shared: must not be empty");
   j["cache"]["shared"] = 6379;
-  CHECK(error_of(j) == kPath + ": cache.shared: must be a string");
+  CHECK(shared_error_of(j) == kPath + ": cache.shared: must be a string");
   j = shared_manifest();
   j["cache"].erase("shared");
-  CHECK(error_of(j) == kPath +
+  CHECK(shared_error_of(j) == kPath +
                            ": cache.shared: required by the warm-shared phase: \"local\" (a private "
                            "redis-server on loopback) or a redis:// URL");
   j = shared_manifest();
   j["phases"].erase(1);
-  CHECK(error_of(j) ==
+  CHECK(shared_error_of(j) ==
         kPath + ": cache.shared: only a warm-shared phase uses the shared tier: add one or leave cache.shared out");
   j = shared_manifest();
   j["phases"].push_back({{"kind", "warm-shared"}});
-  CHECK(error_of(j) == kPath + ": phases[2].kind: duplicate phase 'warm-shared'");
+  CHECK(shared_error_of(j) == kPath + ": phases[2].kind: duplicate phase 'warm-shared'");
   j = shared_manifest();
   j["phases"][1]["kind"] = "warm-fleet";
-  CHECK(error_of(j).find("phases[1].kind: must be cold, warm, warm-disk or warm-shared (got 'warm-fleet')") !=
+  CHECK(shared_error_of(j).find("phases[1].kind: must be cold, warm, warm-disk or warm-shared (got 'warm-fleet')") !=
         std::string::npos);
 }
 
@@ -213,7 +213,7 @@ TEST_CASE("warm-shared: replica B's requests are shared hits, nothing encoded; t
   BackendFactory factory = [&](const ModelSpec& spec) -> std::unique_ptr<ModelBackend> {
     return std::make_unique<SharedFakeBackend>(fake_info(spec.name, true), store, seen);
   };
-  std::string dir = temp_dir("-run");
+  std::string dir = shared_temp_dir("-run");
   ProfileResult r = run_profile(m, factory, {.out_dir = dir, .sleep_synthesis = false});
   // Two warm-shared cells (m4a, m4b) x two replicas, each pair on one prefix, over the private server.
   REQUIRE(seen.size() == 4);
@@ -297,7 +297,7 @@ TEST_CASE("the private server is stopped when the run fails") {
     if (spec.name == "broken") throw refenc::Error(refenc::ErrorKind::config, "broken: no such model");
     return std::make_unique<SharedFakeBackend>(fake_info(spec.name, true), store, seen);
   };
-  std::string dir = temp_dir("-fail");
+  std::string dir = shared_temp_dir("-fail");
   CHECK_THROWS_WITH(run_profile(m, factory, {.out_dir = dir, .sleep_synthesis = false}), "broken: no such model");
   REQUIRE_FALSE(seen.empty());
   CHECK(seen[0].server_answered);

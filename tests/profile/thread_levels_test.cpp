@@ -22,7 +22,7 @@ using nlohmann::json;
 
 namespace {
 
-const std::string kPath = std::string(REFENC_SOURCE_DIR) + "/workloads/threads-test.json";
+const std::string kThreadsPath = std::string(REFENC_SOURCE_DIR) + "/workloads/threads-test.json";
 
 json threads_manifest() {
   return json::parse(R"({
@@ -38,7 +38,7 @@ json threads_manifest() {
   })");
 }
 
-std::string error_of(const json& j) { return testing::manifest_error(j, kPath); }
+std::string threads_error_of(const json& j) { return testing::manifest_error(j, kThreadsPath); }
 
 /// FakeBackend that can set its (pretend) intra-op threads and reports them.
 class ThreadedFakeBackend : public FakeBackend {
@@ -66,28 +66,28 @@ TEST_CASE("cell keys carry threads only when they are a dimension") {
 }
 
 TEST_CASE("encoder.threads: a number, or a list of thread counts profiled as a dimension") {
-  Manifest m = parse_manifest(threads_manifest(), kPath);
+  Manifest m = parse_manifest(threads_manifest(), kThreadsPath);
   CHECK(m.models[0].thread_levels == std::vector<int>{2, 1});
   CHECK(m.models[0].encoder.threads == 2);
   json j = threads_manifest();
   j["models"][0]["encoder"]["threads"] = 3;
-  m = parse_manifest(j, kPath);
+  m = parse_manifest(j, kThreadsPath);
   CHECK(m.models[0].thread_levels.empty());
   CHECK(m.models[0].encoder.threads == 3);
   j["models"][0]["encoder"]["threads"] = json::array();
-  CHECK(error_of(j) == kPath + ": models[0].encoder.threads: must not be empty");
+  CHECK(threads_error_of(j) == kThreadsPath + ": models[0].encoder.threads: must not be empty");
   j["models"][0]["encoder"]["threads"] = {1, 0};
-  CHECK(error_of(j) == kPath + ": models[0].encoder.threads[1]: must be >= 1");
+  CHECK(threads_error_of(j) == kThreadsPath + ": models[0].encoder.threads[1]: must be >= 1");
   j["models"][0]["encoder"]["threads"] = {2, 2};
-  CHECK(error_of(j) == kPath + ": models[0].encoder.threads[1]: duplicate thread count 2");
+  CHECK(threads_error_of(j) == kThreadsPath + ": models[0].encoder.threads[1]: duplicate thread count 2");
   j["models"][0]["encoder"]["threads"] = {"two"};
-  CHECK(error_of(j) == kPath + ": models[0].encoder.threads[0]: must be an integer");
+  CHECK(threads_error_of(j) == kThreadsPath + ": models[0].encoder.threads[0]: must be an integer");
   j["models"][0]["encoder"]["threads"] = "2";
-  CHECK(error_of(j) == kPath + ": models[0].encoder.threads: must be an integer");
+  CHECK(threads_error_of(j) == kThreadsPath + ": models[0].encoder.threads: must be an integer");
 }
 
 TEST_CASE("threads x concurrency: one cell per thread count, compute on cells and rows, gate on the first") {
-  Manifest m = parse_manifest(threads_manifest(), kPath);
+  Manifest m = parse_manifest(threads_manifest(), kThreadsPath);
   std::vector<int> calls;
   BackendFactory factory = [&](const ModelSpec& spec) -> std::unique_ptr<ModelBackend> {
     auto b = std::make_unique<ThreadedFakeBackend>(fake_info(spec.name, true), true);
@@ -122,7 +122,7 @@ TEST_CASE("threads x concurrency: one cell per thread count, compute on cells an
 }
 
 TEST_CASE("a backend that cannot set threads refuses a thread list, naming the model") {
-  Manifest m = parse_manifest(threads_manifest(), kPath);
+  Manifest m = parse_manifest(threads_manifest(), kThreadsPath);
   BackendFactory factory = [&](const ModelSpec& spec) -> std::unique_ptr<ModelBackend> {
     return std::make_unique<FakeBackend>(fake_info(spec.name, true), true);
   };

@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-DiskTierOptions at(const fs::path& root) {
+DiskTierOptions disk_at(const fs::path& root) {
   DiskTierOptions o;
   o.root = root.string();
   return o;
@@ -40,7 +40,7 @@ TEST_CASE("restart persistence: a new service on the same root hits disk and doe
   auto hook = std::make_shared<FakeHook>();
   Artifact first;
   {
-    auto tier = open_disk_tier(at(dir.path));
+    auto tier = open_disk_tier(disk_at(dir.path));
     REQUIRE(tier->enabled());
     FakeService service(hook, {}, tier);
     first = service.get_or_encode("hello");
@@ -49,7 +49,7 @@ TEST_CASE("restart persistence: a new service on the same root hits disk and doe
     CHECK(tier->stats().disk_misses == 1);
     CHECK(fs::exists(tier->entry_path(fake_key("hello"))));
   }
-  auto tier = open_disk_tier(at(dir.path));
+  auto tier = open_disk_tier(disk_at(dir.path));
   CHECK(tier->stats().disk_bytes > 0);  // the scan at open counts existing entries
   FakeService service(hook, {}, tier);
   RequestTrace trace;
@@ -68,7 +68,7 @@ TEST_CASE("restart persistence: a new service on the same root hits disk and doe
 
 TEST_CASE("entry layout: versioned, per model, digest-named, private") {
   TempDir dir;
-  auto tier = open_disk_tier(at(dir.path));
+  auto tier = open_disk_tier(disk_at(dir.path));
   ReferenceEncodeKey key = fake_key("a", "../../etc/passwd");
   tier->store(key, fake_artifact("a"));
   const fs::path p = tier->entry_path(key);
@@ -132,7 +132,7 @@ TEST_CASE("corruption matrix: every damaged entry is a miss, deleted, recomputed
       auto hook = std::make_shared<FakeHook>();
       fs::path entry, other;
       {
-        auto tier = open_disk_tier(at(dir.path));
+        auto tier = open_disk_tier(disk_at(dir.path));
         FakeService service(hook, {}, tier);
         service.get_or_encode("victim");
         service.get_or_encode("bystander");
@@ -142,7 +142,7 @@ TEST_CASE("corruption matrix: every damaged entry is a miss, deleted, recomputed
       REQUIRE(hook->encodes == 2);
       c.damage(entry, other);
 
-      auto tier = open_disk_tier(at(dir.path));
+      auto tier = open_disk_tier(disk_at(dir.path));
       FakeService service(hook, {}, tier);
       Artifact got;
       REQUIRE_NOTHROW(got = service.get_or_encode("victim"));
@@ -157,7 +157,7 @@ TEST_CASE("corruption matrix: every damaged entry is a miss, deleted, recomputed
       CHECK(s.disk_writes == 1);  // rewritten after the recompute
 
       // The rewritten entry is good: a third process-like service hits it.
-      auto tier3 = open_disk_tier(at(dir.path));
+      auto tier3 = open_disk_tier(disk_at(dir.path));
       FakeService service3(hook, {}, tier3);
       CHECK(service3.get_or_encode("victim") == fake_artifact("victim"));
       CHECK(hook->encodes == 3);
@@ -169,7 +169,7 @@ TEST_CASE("corruption matrix: every damaged entry is a miss, deleted, recomputed
 
 TEST_CASE("verify reports and deletes corrupt entries; clear removes one model or all") {
   TempDir dir;
-  auto tier = open_disk_tier(at(dir.path));
+  auto tier = open_disk_tier(disk_at(dir.path));
   for (const char* t : {"a", "b", "c"}) tier->store(fake_key(t), fake_artifact(t));
   tier->store(fake_key("d", "other-model"), fake_artifact("d"));
   fs::resize_file(tier->entry_path(fake_key("b")), 10);
@@ -215,14 +215,14 @@ TEST_CASE("an unusable root disables the tier with one warning and the service r
     const fs::path file = dir.path / "not-a-folder";
     write_bytes(file, {'x'});
     LogCapture logs;
-    auto tier = open_disk_tier(at(file));
+    auto tier = open_disk_tier(disk_at(file));
     check_memory_only(tier, logs);
     CHECK(tier->disabled_reason().find("not a folder") != std::string::npos);
   }
   SECTION("a file where the version folder should be") {
     write_bytes(dir.path / ("v" + std::to_string(kEntryFormat)), {'x'});
     LogCapture logs;
-    check_memory_only(open_disk_tier(at(dir.path)), logs);
+    check_memory_only(open_disk_tier(disk_at(dir.path)), logs);
   }
   SECTION("a read-only root") {
     if (running_as_root()) {
@@ -233,7 +233,7 @@ TEST_CASE("an unusable root disables the tier with one warning and the service r
     fs::create_directory(ro);
     fs::permissions(ro, fs::perms::owner_read | fs::perms::owner_exec);
     LogCapture logs;
-    check_memory_only(open_disk_tier(at(ro)), logs);
+    check_memory_only(open_disk_tier(disk_at(ro)), logs);
   }
   SECTION("a root owned by another user") {
     if (!running_as_root()) {
@@ -244,7 +244,7 @@ TEST_CASE("an unusable root disables the tier with one warning and the service r
     fs::create_directory(theirs);
     REQUIRE(::chown(theirs.c_str(), 65534, 65534) == 0);
     LogCapture logs;
-    auto tier = open_disk_tier(at(theirs));
+    auto tier = open_disk_tier(disk_at(theirs));
     check_memory_only(tier, logs);
     CHECK(tier->disabled_reason().find("owned by uid") != std::string::npos);
   }
@@ -253,7 +253,7 @@ TEST_CASE("an unusable root disables the tier with one warning and the service r
 TEST_CASE("a missing root is created with owner-only permissions") {
   TempDir dir;
   const fs::path root = dir.path / "a" / "b" / "cache";
-  auto tier = open_disk_tier(at(root));
+  auto tier = open_disk_tier(disk_at(root));
   REQUIRE(tier->enabled());
   struct stat st {};
   REQUIRE(::stat(root.c_str(), &st) == 0);
@@ -262,14 +262,14 @@ TEST_CASE("a missing root is created with owner-only permissions") {
 
 TEST_CASE("entries over max_entry_bytes are refused on write and on load") {
   TempDir dir;
-  DiskTierOptions o = at(dir.path);
+  DiskTierOptions o = disk_at(dir.path);
   o.max_entry_bytes = 100;
   auto small = open_disk_tier(o);
   small->store(fake_key("big"), fake_artifact("big"));
   CHECK(small->stats().disk_writes == 0);
   CHECK_FALSE(fs::exists(small->entry_path(fake_key("big"))));
 
-  auto large = open_disk_tier(at(dir.path));
+  auto large = open_disk_tier(disk_at(dir.path));
   large->store(fake_key("big"), fake_artifact("big"));
   REQUIRE(fs::exists(large->entry_path(fake_key("big"))));
   CHECK(small->load(fake_key("big")) == nullptr);
@@ -281,11 +281,11 @@ TEST_CASE("eviction keeps the byte bound and removes the least recently used ent
   TempDir dir;
   std::uint64_t entry_size = 0;
   {
-    auto probe = open_disk_tier(at(dir.path));
+    auto probe = open_disk_tier(disk_at(dir.path));
     probe->store(fake_key("k0"), fake_artifact("k0"));
     entry_size = fs::file_size(probe->entry_path(fake_key("k0")));
   }
-  DiskTierOptions o = at(dir.path);
+  DiskTierOptions o = disk_at(dir.path);
   o.max_disk_bytes = entry_size * 5 + entry_size / 2;
   auto tier = open_disk_tier(o);
   for (int i = 1; i < 5; ++i) tier->store(fake_key("k" + std::to_string(i)), fake_artifact("k" + std::to_string(i)));
@@ -316,7 +316,7 @@ TEST_CASE("eviction keeps the byte bound and removes the least recently used ent
 
 TEST_CASE("stale temporary files are cleaned on open and gc; fresh ones of live writers stay") {
   TempDir dir;
-  auto tier = open_disk_tier(at(dir.path));
+  auto tier = open_disk_tier(disk_at(dir.path));
   tier->store(fake_key("a"), fake_artifact("a"));
   const fs::path folder = tier->entry_path(fake_key("a")).parent_path();
   const fs::path dead = folder / ".tmp-999999999-1-1-x.pt";                            // no such process
@@ -325,7 +325,7 @@ TEST_CASE("stale temporary files are cleaned on open and gc; fresh ones of live 
   for (const auto& p : {dead, old, fresh}) write_bytes(p, {'p', 'a', 'r', 't'});
   set_mtime(old, std::time(nullptr) - 3600);
 
-  auto reopened = open_disk_tier(at(dir.path));
+  auto reopened = open_disk_tier(disk_at(dir.path));
   CHECK_FALSE(fs::exists(dead));
   CHECK_FALSE(fs::exists(old));
   CHECK(fs::exists(fresh));
@@ -337,7 +337,7 @@ TEST_CASE("stale temporary files are cleaned on open and gc; fresh ones of live 
 
 TEST_CASE("many threads of one process share a tier without a wrong read") {
   TempDir dir;
-  DiskTierOptions o = at(dir.path);
+  DiskTierOptions o = disk_at(dir.path);
   o.max_disk_bytes = 20'000;  // small: eviction runs while others read
   auto tier = open_disk_tier(o);
   std::atomic<int> wrong{0};
@@ -384,7 +384,7 @@ TEST_CASE("a full or read-only file system disables the tier with one warning (t
       return;
     }
     LogCapture logs;
-    auto tier = open_disk_tier(at(m.dir.path / "cache"));
+    auto tier = open_disk_tier(disk_at(m.dir.path / "cache"));
     REQUIRE(tier->enabled());
     auto hook = std::make_shared<FakeHook>();
     FakeService service(hook, {}, tier);
@@ -407,7 +407,7 @@ TEST_CASE("a full or read-only file system disables the tier with one warning (t
       return;
     }
     LogCapture logs;
-    auto tier = open_disk_tier(at(m.dir.path));
+    auto tier = open_disk_tier(disk_at(m.dir.path));
     CHECK_FALSE(tier->enabled());
     auto hook = std::make_shared<FakeHook>();
     FakeService service(hook, {}, tier);
@@ -465,7 +465,7 @@ TEST_CASE(
     return;
   }
   LogCapture logs;
-  DiskTierOptions o = at(m.dir.path / "cache");
+  DiskTierOptions o = disk_at(m.dir.path / "cache");
   o.max_disk_bytes = 256 << 10;  // eviction keeps the tmpfs far from full: the only fault is the remount
   auto tier = open_disk_tier(o);
   REQUIRE(tier->enabled());
@@ -516,10 +516,10 @@ TEST_CASE(
   CHECK(tier->stats().disk_hits == disabled.disk_hits);
 
   // What was written before is intact: read back read-only, then after a remount read-write.
-  auto reader = open_disk_tier(at(m.dir.path / "cache"));
+  auto reader = open_disk_tier(disk_at(m.dir.path / "cache"));
   CHECK_FALSE(reader->enabled());
   REQUIRE(::mount("tmpfs", m.dir.path.c_str(), "tmpfs", MS_REMOUNT, "size=16m,mode=0700") == 0);
-  auto again = open_disk_tier(at(m.dir.path / "cache"));
+  auto again = open_disk_tier(disk_at(m.dir.path / "cache"));
   REQUIRE(again->enabled());
   const VerifyReport v = again->verify(false);
   CHECK(v.corrupt.empty());
@@ -530,7 +530,7 @@ TEST_CASE(
 TEST_CASE("entry files deleted and truncated under a running service: right answers, damage counted and repaired") {
   TempDir dir;
   LogCapture logs;
-  auto tier = open_disk_tier(at(dir.path));
+  auto tier = open_disk_tier(disk_at(dir.path));
   auto hook = std::make_shared<FakeHook>();
   FakeService service(hook, {.max_items = 2}, tier);
   constexpr int kKeys = 30;

@@ -17,7 +17,7 @@ using namespace refenc::store::test;
 namespace fs = std::filesystem;
 
 namespace {
-VoiceCacheOptions at(const fs::path& root) {
+VoiceCacheOptions voices_at(const fs::path& root) {
   VoiceCacheOptions o;
   o.root = root.string();
   return o;
@@ -26,7 +26,7 @@ VoiceCacheOptions at(const fs::path& root) {
 
 TEST_CASE("voice names are case-insensitive and validated") {
   TempDir dir;
-  VoiceCache voices(at(dir.path));
+  VoiceCache voices(voices_at(dir.path));
   REQUIRE(voices.persistent());
   voices.put({"fish", "Alice", "1", "codes"}, fake_artifact("alice"));
   auto hit = voices.get({"fish", "ALICE", "1", "codes"});
@@ -63,13 +63,13 @@ TEST_CASE("voice names are case-insensitive and validated") {
 TEST_CASE("voices persist across instances and clear_voice removes one voice from memory and disk") {
   TempDir dir;
   {
-    VoiceCache voices(at(dir.path));
+    VoiceCache voices(voices_at(dir.path));
     CHECK(voices.put({"fish", "alice", "1", "codes"}, fake_artifact("a1")));
     CHECK(voices.put({"fish", "alice", "2", "codes"}, fake_artifact("a2")));
     CHECK(voices.put({"qwen", "Alice", "1", "speaker"}, fake_artifact("aq")));
     CHECK(voices.put({"fish", "bob", "1", "codes"}, fake_artifact("b1")));
   }
-  VoiceCache voices(at(dir.path));
+  VoiceCache voices(voices_at(dir.path));
   CHECK(voices.stats().entries == 0);
   auto a1 = voices.get({"fish", "Alice", "1", "codes"});
   REQUIRE(a1);
@@ -94,7 +94,7 @@ TEST_CASE("voices persist across instances and clear_voice removes one voice fro
   auto bob = voices.get({"fish", "bob", "1", "codes"});  // untouched
   REQUIRE(bob);
   CHECK(*bob == fake_artifact("b1"));
-  VoiceCache other(at(dir.path));
+  VoiceCache other(voices_at(dir.path));
   CHECK_FALSE(other.get({"fish", "alice", "2", "codes"}));
   CHECK(other.get({"fish", "bob", "1", "codes"}));
 
@@ -106,7 +106,7 @@ TEST_CASE("voices persist across instances and clear_voice removes one voice fro
   CHECK(voices.list().empty());
   CHECK(voices.stats().entries == 0);
   CHECK_FALSE(other.get({"fish", "bob", "1", "codes"}) == nullptr);  // other's memory still has it
-  VoiceCache third(at(dir.path));
+  VoiceCache third(voices_at(dir.path));
   CHECK_FALSE(third.get({"fish", "bob", "1", "codes"}));
 }
 
@@ -140,7 +140,7 @@ TEST_CASE("registered voices are pinned in memory: no byte bound or later traffi
 
 TEST_CASE("max_voices: a put past the cap is refused with a clear error; versions and models of a voice count once") {
   TempDir dir;
-  VoiceCacheOptions o = at(dir.path);
+  VoiceCacheOptions o = voices_at(dir.path);
   o.max_voices = 3;
   VoiceCache voices(o);
   for (std::string name : {"alice", "bob", "carol"})
@@ -180,7 +180,7 @@ TEST_CASE("max_voices: a put past the cap is refused with a clear error; version
 
 TEST_CASE("max_voices holds for threads registering at once") {
   TempDir dir;
-  VoiceCacheOptions o = at(dir.path);
+  VoiceCacheOptions o = voices_at(dir.path);
   o.max_voices = 5;
   VoiceCache voices(o);
   std::atomic<int> refused{0};
@@ -203,12 +203,12 @@ TEST_CASE("max_voices holds for threads registering at once") {
 
 TEST_CASE("a corrupt voice entry is a miss and is deleted") {
   TempDir dir;
-  VoiceCache voices(at(dir.path));
+  VoiceCache voices(voices_at(dir.path));
   voices.put({"fish", "carol", "1", "codes"}, fake_artifact("c"));
   auto entries = voices.list();
   REQUIRE(entries.size() == 1);
   fs::resize_file(entries[0].path, 7);
-  VoiceCache fresh(at(dir.path));
+  VoiceCache fresh(voices_at(dir.path));
   CHECK_NOTHROW(fresh.get({"fish", "carol", "1", "codes"}));
   CHECK_FALSE(fs::exists(entries[0].path));
 }
@@ -217,7 +217,7 @@ TEST_CASE("an unusable root makes the voice cache memory-only with one warning")
   TempDir dir;
   write_bytes(dir.path / "file", {'x'});
   LogCapture logs;
-  VoiceCache voices(at(dir.path / "file"));
+  VoiceCache voices(voices_at(dir.path / "file"));
   CHECK_FALSE(voices.persistent());
   CHECK_FALSE(voices.put({"fish", "dan", "1", "codes"}, fake_artifact("d")));
   CHECK(voices.get({"fish", "dan", "1", "codes"}));
@@ -226,7 +226,7 @@ TEST_CASE("an unusable root makes the voice cache memory-only with one warning")
 
 TEST_CASE("max_voices holds for processes registering into one folder at once", "[processes]") {
   TempDir dir;
-  VoiceCacheOptions o = at(dir.path);
+  VoiceCacheOptions o = voices_at(dir.path);
   o.max_voices = 6;
   VoiceCache(o).put({"fish", "first", "1", "codes"}, fake_artifact("first"));  // the folder exists before the race
   int start[2];
@@ -277,7 +277,7 @@ TEST_CASE("max_voices holds for processes registering into one folder at once", 
 
 TEST_CASE("a voice removed while it is being encoded is not stored afterwards") {
   TempDir dir;
-  VoiceCache voices(at(dir.path));
+  VoiceCache voices(voices_at(dir.path));
   const VoiceKey bob{"fish", "Bob", "1", "codes"};
 
   // The encode of bob starts (generation taken), bob is removed, the encode finishes: refused.
