@@ -63,10 +63,9 @@ sanitized_core() {  # sanitized_core thread|address
 step "core under ThreadSanitizer" sanitized_core thread
 step "core under AddressSanitizer+UBSan" sanitized_core address
 
-sanitized_stress() {  # the service + disk tier + batching stress, short, under a sanitizer
-  sanitizer_build "$1" &&
-    TSAN_OPTIONS="halt_on_error=1" ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1" \
-      "build/sanitize-$1/tests/stress/stress_service" --threads 64 --requests 20000 --keys 1500
+sanitized_stress() {  # the service + disk tier + batching stress, short, under a sanitizer (built above)
+  TSAN_OPTIONS="halt_on_error=1" ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1" \
+    "build/sanitize-$1/tests/stress/stress_service" --threads 64 --requests 20000 --keys 1500
 }
 step "stress under ThreadSanitizer" sanitized_stress thread
 step "stress under AddressSanitizer+UBSan" sanitized_stress address

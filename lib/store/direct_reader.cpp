@@ -73,13 +73,11 @@ struct Item {
   std::span<const char> data;    // storage: its record
 };
 
+/// The dtype of the storage class `global` ("torch\nFloatStorage"), if it is one refenc writes.
 std::optional<DType> storage_dtype(std::string_view global) {
-  if (global == "torch\nByteStorage") return DType::uint8;
-  if (global == "torch\nShortStorage") return DType::int16;
-  if (global == "torch\nIntStorage") return DType::int32;
-  if (global == "torch\nLongStorage") return DType::int64;
-  if (global == "torch\nFloatStorage") return DType::float32;
-  return std::nullopt;
+  constexpr std::string_view module = "torch\n";
+  if (!global.starts_with(module)) return std::nullopt;
+  return dtype_of_storage_class(global.substr(module.size()));
 }
 
 const std::string& text_of(const Item& i) {
@@ -339,10 +337,9 @@ PickledValue run(std::span<const char> pk, const Records& records, std::size_t t
         Item g;
         g.kind = Item::Kind::global;
         g.name = std::string_view(module.data(), module.size() + 1 + name.size());
-        static constexpr std::string_view known[] = {
-            "torch._utils\n_rebuild_tensor_v2", "collections\nOrderedDict", "torch\nByteStorage", "torch\nShortStorage",
-            "torch\nIntStorage",   "torch\nLongStorage",      "torch\nFloatStorage"};
-        if (std::find(std::begin(known), std::end(known), g.name) == std::end(known)) unknown();
+        if (g.name != "torch._utils\n_rebuild_tensor_v2" && g.name != "collections\nOrderedDict" &&
+            !storage_dtype(g.name))
+          unknown();
         stack.push_back(std::move(g));
         break;
       }

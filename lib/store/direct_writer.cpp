@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "store/entry_archive.hpp"
 
 namespace refenc::store {
 namespace {
@@ -81,7 +82,7 @@ class Pickler {
     global("torch._utils", "_rebuild_tensor_v2");
     out_ += "((";  // MARK args, MARK the persistent id
     string("storage");
-    global("torch", storage_name(t.dtype()));
+    global("torch", std::string(storage_class(t.dtype())));
     string(std::to_string(storages_++));
     string("cpu");
     integer(t.numel());
@@ -115,17 +116,6 @@ class Pickler {
   }
 
  private:
-  static std::string storage_name(DType d) {
-    switch (d) {
-      case DType::uint8: return "ByteStorage";
-      case DType::int16: return "ShortStorage";
-      case DType::int32: return "IntStorage";
-      case DType::int64: return "LongStorage";
-      case DType::float32: return "FloatStorage";
-    }
-    return "FloatStorage";
-  }
-
   std::uint32_t put() {
     const std::uint32_t id = memo_++;
     if (id <= 0xff) {

@@ -15,7 +15,29 @@ constexpr std::uint64_t kMaxArchiveVersion = 10;
 
 constinit std::atomic<ForeignArchiveReader> foreign_reader{nullptr};
 
+struct StorageClass {
+  DType dtype;
+  std::string_view name;
+};
+constexpr StorageClass kStorageClasses[] = {{DType::uint8, "ByteStorage"},
+                                            {DType::int16, "ShortStorage"},
+                                            {DType::int32, "IntStorage"},
+                                            {DType::int64, "LongStorage"},
+                                            {DType::float32, "FloatStorage"}};
+
 }  // namespace
+
+std::string_view storage_class(DType dtype) noexcept {
+  for (const StorageClass& c : kStorageClasses)
+    if (c.dtype == dtype) return c.name;
+  return "FloatStorage";
+}
+
+std::optional<DType> dtype_of_storage_class(std::string_view name) noexcept {
+  for (const StorageClass& c : kStorageClasses)
+    if (c.name == name) return c.dtype;
+  return std::nullopt;
+}
 
 void set_foreign_archive_reader(ForeignArchiveReader reader) noexcept { foreign_reader.store(reader); }
 

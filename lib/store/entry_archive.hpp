@@ -53,6 +53,11 @@ using ForeignArchiveReader = PickledValue (*)(const std::vector<char>& bytes);
 /// calls it while the program starts, in the programs that link it (refenc_store_libtorch).
 void set_foreign_archive_reader(ForeignArchiveReader reader) noexcept;
 
+/// The storage class torch pickles a tensor of `dtype` with ("FloatStorage"), and back (nullopt for
+/// any other name): the one table the direct writer and the direct reader share.
+std::string_view storage_class(DType dtype) noexcept;
+std::optional<DType> dtype_of_storage_class(std::string_view name) noexcept;
+
 /// One record of a torch archive's central directory: its name, where its local header begins, and
 /// its size (stored uncompressed).
 struct ZipRecord {
