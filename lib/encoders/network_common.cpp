@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 
 #include "core/error.hpp"
 #include "core/sha256.hpp"
@@ -39,6 +40,31 @@ EncoderConfig checkpoint_config(const std::string& family, const NetworkSettings
   c.config_json = full.dump();
   c.config_hash = sha256_hex(c.config_json);
   c.checkpoint = file.path;
+  return c;
+}
+
+EncoderConfig checkpoint_config(const std::string& family, const NetworkSettings& s, const nlohmann::json& dims,
+                                std::span<const CheckpointFile* const> files, const std::string& path) {
+  nlohmann::json digests = nlohmann::json::object();
+  std::string lines;
+  for (const CheckpointFile* f : files) {
+    const std::string name = std::filesystem::path(f->path).lexically_relative(path).generic_string();
+    digests[name] = f->sha256;
+    lines += name + " " + f->sha256 + "\n";
+  }
+  const std::string digest = sha256_hex(lines);
+  nlohmann::json full = {{"family", family},
+                         {"revision", "checkpoint"},
+                         {"scale", s.scale},
+                         {"dims", dims},
+                         {"checkpoint_files", digests},
+                         {"dtype", s.dtype},
+                         {"device_type", s.device.rfind("cuda", 0) == 0 ? "cuda" : "cpu"}};
+  EncoderConfig c;
+  c.model_revision = "checkpoint:" + digest;
+  c.config_json = full.dump();
+  c.config_hash = sha256_hex(c.config_json);
+  c.checkpoint = path;
   return c;
 }
 

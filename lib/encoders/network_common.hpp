@@ -36,6 +36,11 @@ ProxyConfig proxy_config(const std::string& family, const NetworkSettings& setti
 EncoderConfig checkpoint_config(const std::string& family, const NetworkSettings& settings, const nlohmann::json& dims,
                                 const CheckpointFile& file);
 
+/// The same for a checkpoint of several files (a model folder, `path`): "checkpoint_files" maps each file's
+/// path relative to `path` to its SHA-256, and the revision's digest is the SHA-256 of those lines.
+EncoderConfig checkpoint_config(const std::string& family, const NetworkSettings& settings, const nlohmann::json& dims,
+                                std::span<const CheckpointFile* const> files, const std::string& path);
+
 /// Contiguous CPU copy of an int64 (any integer) or floating tensor.
 HostTensor to_host(const torch::Tensor& t);
 

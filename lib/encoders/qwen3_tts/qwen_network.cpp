@@ -1,10 +1,22 @@
-// Qwen3-TTS voice-clone prompt proxy in LibTorch: 12.5 Hz speech tokenizer (SEANet + transformer +
-// split RVQ) and ECAPA-TDNN speaker encoder on a 24 kHz log-mel; layout in docs/models.md.
-#include <cmath>
-
+// Qwen3-TTS voice-clone prompt encoders in LibTorch: the 12 Hz speech tokenizer's encoder and split RVQ
+// (QwenLM/Qwen3-TTS `qwen_tts/core/tokenizer_12hz/`, whose encoder is transformers' `MimiModel`) and the
+// ECAPA-TDNN speaker encoder with its log-mel front end (`qwen_tts/core/models/modeling_qwen3_tts.py`).
+//
+// The parameter trees are the published files' (`speech_tokenizer/model.safetensors` and the `speaker_encoder.*`
+// tensors of the model's `model.safetensors`), names and shapes exactly; the tokenizer's decoder, the quantizers'
+// output projections, the acoustic codebooks past the 16 codes Qwen3-TTS keeps and the talker are accepted and not
+// loaded. Each op is the one upstream calls, in its order and on the same shapes (one clip at its own length), so
+// that on the CPU in float32 on one thread the codes are upstream's bit for bit and the embedding within float
+// rounding (tests/encoders/qwen_checkpoint_test.cpp). The seeded proxies are this network with seeded weights at
+// reduced widths and depths (docs/encoders.md).
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
 #include "core/error.hpp"
+#include "encoders/checkpoint.hpp"
 #include "encoders/network.hpp"
 #include "encoders/network_common.hpp"
 #include "encoders/nn_blocks.hpp"
@@ -14,274 +26,542 @@ namespace refenc::encoders {
 namespace {
 namespace qwen {  // named: the networks share names (dims_for, kHop) and a unity build compiles them together
 
-using namespace nn;
-
 constexpr std::int64_t kRate = 24000;
-constexpr std::int64_t kHop = 1920;
-constexpr std::int64_t kKeptCodebooks = 16;
-constexpr std::int64_t kStrides[4] = {4, 5, 6, 8};
-constexpr std::int64_t kFft = 1024, kMelHop = 256, kMels = 128, kMelPad = 384;
+constexpr std::int64_t kHop = 1920;            // encode_downsample_rate
+constexpr std::int64_t kKeptCodebooks = 16;    // encoder_valid_num_quantizers: 1 semantic + 15 acoustic
+constexpr std::int64_t kPublishedAcoustic = 31;  // num_quantizers 32 - 1 semantic
+constexpr std::int64_t kRatios[4] = {4, 5, 6, 8};  // reversed(upsampling_ratios)
+constexpr std::int64_t kCodebookSize = 2048;
+constexpr std::int64_t kFft = 1024, kMelHop = 256, kMels = 128;
+constexpr std::int64_t kMinSamples = 1280;  // 5 mel frames: the speaker encoder's reflect padding needs more than 4
+constexpr double kNormEps = 1e-5, kRopeTheta = 10000.0, kAspEps = 1e-12;
 
+/// The config values that a scale changes; everything else is fixed by the published configs.
 struct QwenDims {
-  std::vector<std::int64_t> channels;
-  std::int64_t d_model, heads, mlp, layers, window = 250, codebook_dim, codebook_size = 2048;
-  std::int64_t ecapa_channels, se_channels, attention_channels, enc_dim, res2net_scale = 8;
+  std::int64_t filters;       ///< SEANet stem width (num_filters); doubled by each of the 4 downsampling convs.
+  std::int64_t hidden;        ///< hidden_size: SEANet output and transformer width.
+  std::int64_t layers, heads, head_dim, intermediate;  ///< Encoder transformer.
+  std::int64_t codebook_dim;  ///< codebook_dim = vector_quantization_hidden_dimension.
+  std::int64_t channels, se, attention, enc_dim;  ///< ECAPA: enc_channels[0..3], se, attention channels, enc_dim.
 };
 
 QwenDims dims_for(const std::string& scale) {
-  if (scale == "full") return {{64, 128, 256, 512, 1024}, 512, 8, 2048, 8, 250, 256, 2048, 512, 128, 128, 1024};
-  if (scale == "small") return {{16, 32, 64, 128, 256}, 128, 2, 512, 2, 250, 64, 2048, 128, 32, 32, 512};
-  return {{4, 8, 16, 32, 64}, 32, 2, 128, 1, 250, 32, 2048, 32, 8, 16, 128};
+  if (scale == "full") return {64, 512, 8, 8, 64, 2048, 256, 512, 128, 128, 1024};
+  if (scale == "small") return {16, 128, 2, 2, 64, 512, 64, 128, 32, 32, 512};
+  return {4, 32, 1, 2, 16, 128, 8, 32, 8, 16, 128};
 }
 
-/// SEANet residual block: ELU, conv k3 C -> C/2, ELU, conv k1 C/2 -> C, plus skip.
-struct SeanetBlockImpl : torch::nn::Module {
-  SeanetBlockImpl(SeededInit& init, std::int64_t c) {
-    conv1 = register_module("conv1", CausalConv1d(init, c, std::max<std::int64_t>(c / 2, 1), 3));
-    conv2 = register_module("conv2", CausalConv1d(init, std::max<std::int64_t>(c / 2, 1), c, 1));
-  }
-  torch::Tensor forward(const torch::Tensor& x) {
-    return x + conv2->forward(map_elements(conv1->forward(map_elements(x, &elu_scalar)), &elu_scalar));
-  }
-  CausalConv1d conv1{nullptr}, conv2{nullptr};
-};
-TORCH_MODULE(SeanetBlock);
+const std::string kSemantic = "encoder.quantizer.semantic_residual_vector_quantizer.";
+const std::string kAcoustic = "encoder.quantizer.acoustic_residual_vector_quantizer.";
 
-struct SpeechTokenizerImpl : torch::nn::Module {
-  SpeechTokenizerImpl(SeededInit& init, const QwenDims& d) {
-    const auto& ch = d.channels;
-    stem = register_module("stem", CausalConv1d(init, 1, ch[0], 7));
-    for (int b = 0; b < 4; ++b) {
-      const std::string p = "block" + std::to_string(b) + "_";
-      blocks.push_back(register_module(p + "res", SeanetBlock(init, ch[b])));
-      downs.push_back(register_module(p + "down", CausalConv1d(init, ch[b], ch[b + 1], 2 * kStrides[b], kStrides[b])));
+/// Parts of the speech tokenizer's file that encoding does not run.
+std::vector<std::string> ignored_tokenizer_prefixes() {
+  std::vector<std::string> out = {"decoder.", kSemantic + "output_proj.", kAcoustic + "output_proj."};
+  for (std::int64_t i = kKeptCodebooks - 1; i < kPublishedAcoustic; ++i)
+    out.push_back(kAcoustic + "layers." + std::to_string(i) + ".");
+  return out;
+}
+
+// ---- the parameter trees -----------------------------------------------------------------------------
+
+struct Tree {
+  std::vector<TensorSpec> specs;
+  void add(std::string name, std::vector<std::int64_t> shape) { specs.push_back({std::move(name), std::move(shape)}); }
+  void conv(const std::string& p, std::int64_t cin, std::int64_t cout, std::int64_t k, bool bias = true) {
+    add(p + ".weight", {cout, cin, k});
+    if (bias) add(p + ".bias", {cout});
+  }
+};
+
+std::vector<TensorSpec> tokenizer_tree(const QwenDims& d) {
+  Tree t;
+  const std::string s = "encoder.encoder.layers.";
+  t.conv(s + "0.conv", 1, d.filters, 7);
+  std::int64_t c = d.filters;
+  for (int b = 0; b < 4; ++b) {
+    const std::string r = s + std::to_string(1 + 3 * b) + ".block.";
+    t.conv(r + "1.conv", c, c / 2, 3);
+    t.conv(r + "3.conv", c / 2, c, 1);
+    t.conv(s + std::to_string(3 + 3 * b) + ".conv", c, 2 * c, 2 * kRatios[b]);
+    c *= 2;
+  }
+  t.conv(s + "14.conv", c, d.hidden, 3);
+  const std::int64_t width = d.heads * d.head_dim;
+  for (std::int64_t i = 0; i < d.layers; ++i) {
+    const std::string l = "encoder.encoder_transformer.layers." + std::to_string(i) + ".";
+    for (const char* proj : {"q_proj", "k_proj", "v_proj"}) t.add(l + "self_attn." + proj + ".weight", {width, d.hidden});
+    t.add(l + "self_attn.o_proj.weight", {d.hidden, width});
+    t.add(l + "mlp.fc1.weight", {d.intermediate, d.hidden});
+    t.add(l + "mlp.fc2.weight", {d.hidden, d.intermediate});
+    for (const char* norm : {"input_layernorm", "post_attention_layernorm"}) {
+      t.add(l + norm + ".weight", {d.hidden});
+      t.add(l + norm + ".bias", {d.hidden});
     }
-    head = register_module("head", CausalConv1d(init, ch[4], d.d_model, 3));
-    transformer =
-        register_module("transformer", CausalTransformer(init, TransformerConfig{d.d_model, d.heads, d.mlp, d.layers,
-                                                                                 d.window, false, false, 1e-2, false}));
-    downsample = register_module("downsample", CausalConv1d(init, d.d_model, d.d_model, 4, 2));
-    semantic = register_module(
-        "semantic", ResidualVQ(init, d.d_model, std::vector<std::int64_t>{d.codebook_size}, d.codebook_dim, false));
-    acoustic = register_module(
-        "acoustic", ResidualVQ(init, d.d_model, std::vector<std::int64_t>(kKeptCodebooks - 1, d.codebook_size),
-                               d.codebook_dim, false));
+    t.add(l + "self_attn_layer_scale.scale", {d.hidden});
+    t.add(l + "mlp_layer_scale.scale", {d.hidden});
   }
-  /// wave [B, 1, N] (N a multiple of 1920) -> codes [B, N / 1920, 16].
-  torch::Tensor forward(const torch::Tensor& wave) {
-    torch::Tensor x = stem->forward(wave);
-    for (std::size_t b = 0; b < blocks.size(); ++b)
-      x = downs[b]->forward(map_elements(blocks[b]->forward(x), &elu_scalar));
-    x = head->forward(map_elements(x, &elu_scalar));
-    x = transformer->forward(x.transpose(1, 2)).transpose(1, 2);
-    torch::Tensor z = downsample->forward(x).transpose(1, 2);
-    return at::cat({semantic->forward(z, 1), acoustic->forward(z, kKeptCodebooks - 1)}, -1);
-  }
-  CausalConv1d stem{nullptr}, head{nullptr}, downsample{nullptr};
-  std::vector<SeanetBlock> blocks;
-  std::vector<CausalConv1d> downs;
-  CausalTransformer transformer{nullptr};
-  ResidualVQ semantic{nullptr}, acoustic{nullptr};
-};
-TORCH_MODULE(SpeechTokenizer);
-
-/// Conv ("same" padding) + ReLU + folded batch norm (per-channel affine).
-struct TdnnImpl : torch::nn::Module {
-  TdnnImpl(SeededInit& init, std::int64_t cin, std::int64_t cout, std::int64_t k, std::int64_t dilation = 1)
-      : kernel(k), dil(dilation) {
-    weight = register_parameter("weight", init.weight({cout, cin, k}, cin * k));
-    bias = register_parameter("bias", torch::zeros({cout}));
-    bn_w = register_parameter("bn_weight", torch::ones({cout}));
-    bn_b = register_parameter("bn_bias", torch::zeros({cout}));
-  }
-  torch::Tensor forward(const torch::Tensor& x) {
-    const std::int64_t one = 1, pad = dil * (kernel - 1) / 2;
-    torch::Tensor y = at::conv1d(x, weight, bias, at::IntArrayRef(one), at::IntArrayRef(pad), at::IntArrayRef(dil), 1);
-    return at::relu(y) * bn_w.view({1, -1, 1}) + bn_b.view({1, -1, 1});
-  }
-  std::int64_t kernel, dil;
-  torch::Tensor weight, bias, bn_w, bn_b;
-};
-TORCH_MODULE(Tdnn);
-
-struct SeRes2BlockImpl : torch::nn::Module {
-  SeRes2BlockImpl(SeededInit& init, std::int64_t c, std::int64_t se, std::int64_t scale, std::int64_t dilation)
-      : scale(scale) {
-    tdnn1 = register_module("tdnn1", Tdnn(init, c, c, 1));
-    for (std::int64_t i = 1; i < scale; ++i)
-      res2.push_back(register_module("res2_" + std::to_string(i), Tdnn(init, c / scale, c / scale, 3, dilation)));
-    tdnn2 = register_module("tdnn2", Tdnn(init, c, c, 1));
-    se1 = register_module("se1", Linear(init, c, se));
-    se2 = register_module("se2", Linear(init, se, c));
-  }
-  torch::Tensor forward(const torch::Tensor& x) {
-    torch::Tensor y = tdnn1->forward(x);
-    std::vector<torch::Tensor> parts = y.chunk(scale, 1), outs{parts[0]};
-    torch::Tensor prev;
-    for (std::int64_t i = 1; i < scale; ++i) {
-      prev = res2[i - 1]->forward(i == 1 ? parts[i] : parts[i] + prev);
-      outs.push_back(prev);
+  t.conv("encoder.downsample.conv", d.hidden, d.hidden, 4, false);
+  auto rvq = [&](const std::string& p, std::int64_t n) {
+    if (d.codebook_dim != d.hidden) t.conv(p + "input_proj", d.hidden, d.codebook_dim, 1, false);
+    for (std::int64_t q = 0; q < n; ++q) {
+      const std::string cb = p + "layers." + std::to_string(q) + ".codebook.";
+      t.add(cb + "initialized", {1});
+      t.add(cb + "cluster_usage", {kCodebookSize});
+      t.add(cb + "embed_sum", {kCodebookSize, d.codebook_dim});
     }
-    y = tdnn2->forward(at::cat(outs, 1));
-    torch::Tensor s = at::sigmoid(se2->forward(at::relu(se1->forward(y.mean(2)))));
-    return y * s.unsqueeze(2) + x;
-  }
-  std::int64_t scale;
-  Tdnn tdnn1{nullptr}, tdnn2{nullptr};
-  std::vector<Tdnn> res2;
-  Linear se1{nullptr}, se2{nullptr};
-};
-TORCH_MODULE(SeRes2Block);
-
-struct EcapaImpl : torch::nn::Module {
-  EcapaImpl(SeededInit& init, const QwenDims& d) {
-    const std::int64_t c = d.ecapa_channels;
-    stem = register_module("stem", Tdnn(init, kMels, c, 5));
-    for (std::int64_t dil : {2, 3, 4})
-      blocks.push_back(
-          register_module("block" + std::to_string(dil), SeRes2Block(init, c, d.se_channels, d.res2net_scale, dil)));
-    mfa = register_module("mfa", Tdnn(init, 3 * c, 3 * c, 1));
-    att1 = register_module("asp_tdnn", Tdnn(init, 9 * c, d.attention_channels, 1));
-    att2 = register_module("asp_conv", Linear(init, d.attention_channels, 3 * c));
-    asp_bn_w = register_parameter("asp_bn_weight", torch::ones({6 * c}));
-    asp_bn_b = register_parameter("asp_bn_bias", torch::zeros({6 * c}));
-    fc = register_module("fc", Linear(init, 6 * c, d.enc_dim));
-  }
-  /// mel [1, 128, F] -> embedding [enc_dim].
-  torch::Tensor forward(const torch::Tensor& mel) {
-    torch::Tensor x = stem->forward(mel);
-    std::vector<torch::Tensor> feats;
-    for (auto& b : blocks) {
-      x = b->forward(x);
-      feats.push_back(x);
-    }
-    x = mfa->forward(at::cat(feats, 1));  // [1, 3C, F]
-    const std::int64_t f = x.size(2);
-    torch::Tensor mean = x.mean(2, true), sd = at::sqrt(x.var(2, false, true).clamp_min(1e-5));
-    torch::Tensor ctx = at::cat({x, mean.expand({-1, -1, f}), sd.expand({-1, -1, f})}, 1);
-    torch::Tensor a = at::tanh(att1->forward(ctx)).transpose(1, 2);      // [1, F, att]
-    torch::Tensor w = at::softmax(att2->forward(a), 1).transpose(1, 2);  // [1, 3C, F]
-    torch::Tensor mu = (w * x).sum(2);
-    torch::Tensor sg = at::sqrt(((w * (x - mu.unsqueeze(2)).pow(2)).sum(2)).clamp_min(1e-5));
-    torch::Tensor pooled = at::cat({mu, sg}, 1) * asp_bn_w + asp_bn_b;
-    return fc->forward(pooled).squeeze(0);
-  }
-  Tdnn stem{nullptr}, mfa{nullptr}, att1{nullptr};
-  std::vector<SeRes2Block> blocks;
-  Linear att2{nullptr}, fc{nullptr};
-  torch::Tensor asp_bn_w, asp_bn_b;
-};
-TORCH_MODULE(Ecapa);
-
-/// Slaney-scale mel filterbank [n_mels, n_fft/2 + 1] with Slaney area normalisation.
-torch::Tensor mel_filterbank(std::int64_t sr, std::int64_t n_fft, std::int64_t n_mels, double fmin, double fmax) {
-  auto hz_to_mel = [](double f) {
-    return f < 1000.0 ? f / (200.0 / 3.0) : 15.0 + std::log(f / 1000.0) / (std::log(6.4) / 27.0);
   };
-  auto mel_to_hz = [](double m) {
-    return m < 15.0 ? m * (200.0 / 3.0) : 1000.0 * std::exp((m - 15.0) * (std::log(6.4) / 27.0));
+  rvq(kSemantic, 1);
+  rvq(kAcoustic, kKeptCodebooks - 1);
+  return std::move(t.specs);
+}
+
+std::vector<TensorSpec> speaker_tree(const QwenDims& d) {
+  Tree t;
+  const std::string p = "speaker_encoder.";
+  const std::int64_t c = d.channels, mfa = 3 * c;
+  t.conv(p + "blocks.0.conv", kMels, c, 5);
+  for (int b = 1; b <= 3; ++b) {
+    const std::string s = p + "blocks." + std::to_string(b) + ".";
+    t.conv(s + "tdnn1.conv", c, c, 1);
+    for (int i = 0; i < 7; ++i) t.conv(s + "res2net_block.blocks." + std::to_string(i) + ".conv", c / 8, c / 8, 3);
+    t.conv(s + "tdnn2.conv", c, c, 1);
+    t.conv(s + "se_block.conv1", c, d.se, 1);
+    t.conv(s + "se_block.conv2", d.se, c, 1);
+  }
+  t.conv(p + "mfa.conv", mfa, mfa, 1);
+  t.conv(p + "asp.tdnn.conv", 3 * mfa, d.attention, 1);
+  t.conv(p + "asp.conv", d.attention, mfa, 1);
+  t.conv(p + "fc", 2 * mfa, d.enc_dim, 1);
+  return std::move(t.specs);
+}
+
+bool ends_with(const std::string& s, std::string_view tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+/// Seeded proxy weights for `tree`, drawn in tree order: weights N(0, 1/fan_in), codebook sums N(0, 1), usages
+/// and norms 1, biases 0, LayerScale 1e-2 (Mimi's layer_scale_initial_scale).
+void seed_weights(const std::vector<TensorSpec>& tree, nn::SeededInit& init, WeightMap& w) {
+  for (const TensorSpec& s : tree) {
+    const std::string& n = s.name;
+    if (ends_with(n, "initialized") || ends_with(n, "cluster_usage") || ends_with(n, "layernorm.weight")) {
+      w[n] = at::ones(s.shape);
+    } else if (ends_with(n, ".scale")) {
+      w[n] = at::full(s.shape, 1e-2);
+    } else if (ends_with(n, "bias")) {
+      w[n] = at::zeros(s.shape);
+    } else if (ends_with(n, "embed_sum")) {
+      w[n] = init.normal(s.shape, 0.0, 1.0);
+    } else {
+      std::int64_t fan_in = 1;
+      for (std::size_t i = 1; i < s.shape.size(); ++i) fan_in *= s.shape[i];
+      w[n] = init.weight(s.shape, fan_in);
+    }
+  }
+}
+
+// ---- the speech tokenizer ----------------------------------------------------------------------------
+
+/// MimiConv1d, causal: left padding kernel - stride, right padding to whole frames (computed in float32 as
+/// `_get_extra_padding_for_conv1d` does), zeros or the edge frame replicated, then conv1d.
+struct CausalConv {
+  at::Tensor weight, bias;
+  std::int64_t stride = 1;
+  bool replicate = false;
+  at::Tensor operator()(const at::Tensor& x) const {
+    const std::int64_t k = weight.size(2), pad = k - stride, length = x.size(-1);
+    const float frames = static_cast<float>(length - k + pad) / static_cast<float>(stride) + 1.0f;
+    const std::int64_t extra = (static_cast<std::int64_t>(std::ceil(frames)) - 1) * stride + k - pad - length;
+    const at::Tensor padded = replicate ? at::replication_pad1d(x, {pad, extra}) : at::constant_pad_nd(x, {pad, extra}, 0);
+    const std::int64_t one = 1, zero = 0;
+    return at::conv1d(padded, weight, bias, at::IntArrayRef(stride), at::IntArrayRef(zero), at::IntArrayRef(one), 1);
+  }
+};
+
+/// MimiTransformerModel: pre-norm LayerNorm layers with LayerScale, RoPE (rotate_half) eager attention under a
+/// causal mask, GELU MLP; no final norm. [B, T, C] in and out.
+struct MimiTransformer {
+  struct Layer {
+    at::Tensor q, k, v, o, fc1, fc2, norm1_w, norm1_b, norm2_w, norm2_b, attn_scale, mlp_scale;
   };
-  const std::int64_t bins = n_fft / 2 + 1;
-  std::vector<double> hz(n_mels + 2);
-  const double lo = hz_to_mel(fmin), hi = hz_to_mel(fmax);
-  for (std::int64_t i = 0; i < n_mels + 2; ++i) hz[i] = mel_to_hz(lo + (hi - lo) * i / (n_mels + 1));
-  torch::Tensor fb = torch::zeros({n_mels, bins}, torch::kFloat32);
+  std::vector<Layer> layers;
+  std::int64_t heads = 1, head_dim = 64;
+
+  at::Tensor operator()(at::Tensor x) const {
+    const std::int64_t b = x.size(0), t = x.size(1);
+    // MimiRotaryEmbedding (rope "default"): inv_freq [1, D/2, 1] @ positions [1, 1, T], cat(freqs, freqs).
+    const at::Tensor exponents = at::arange(0, head_dim, 2, at::TensorOptions(x.device()).dtype(at::kLong)).to(at::kFloat) / head_dim;
+    const at::Tensor inv_freq = at::reciprocal(at::pow(kRopeTheta, exponents));
+    const at::Tensor positions = at::arange(t, at::TensorOptions(x.device()).dtype(at::kLong)).unsqueeze(0);
+    const at::Tensor freqs =
+        at::matmul(inv_freq.index({at::indexing::None, at::indexing::Slice(), at::indexing::None}).expand({1, -1, 1}),
+                   positions.index({at::indexing::Slice(), at::indexing::None, at::indexing::Slice()}).to(at::kFloat))
+            .transpose(1, 2);
+    const at::Tensor emb = at::cat({freqs, freqs}, -1);
+    const at::Tensor cos = emb.cos().to(x.scalar_type()).unsqueeze(1), sin = emb.sin().to(x.scalar_type()).unsqueeze(1);
+    // create_causal_mask: additive, 0 where key <= query, the dtype's lowest value elsewhere.
+    const at::Tensor kv = at::arange(t, at::TensorOptions(x.device()).dtype(at::kLong));
+    const at::Tensor allowed = kv.unsqueeze(0) <= kv.unsqueeze(1);
+    const double lowest = x.scalar_type() == at::kBFloat16 ? static_cast<double>(std::numeric_limits<c10::BFloat16>::lowest())
+                                                          : static_cast<double>(std::numeric_limits<float>::lowest());
+    const at::Tensor mask =
+        at::where(allowed, at::scalar_tensor(0.0, x.options()), at::scalar_tensor(lowest, x.options()))
+            .index({at::indexing::None, at::indexing::None})
+            .expand({b, 1, t, t});
+    auto rotate_half = [](const at::Tensor& y) {
+      const std::int64_t half = y.size(-1) / 2;
+      return at::cat({-y.slice(-1, half), y.slice(-1, 0, half)}, -1);
+    };
+    const double scaling = 1.0 / std::sqrt(static_cast<double>(head_dim));
+    for (const Layer& l : layers) {
+      at::Tensor h = at::layer_norm(x, {x.size(-1)}, l.norm1_w, l.norm1_b, kNormEps);
+      at::Tensor q = at::linear(h, l.q).view({b, t, heads, head_dim}).transpose(1, 2);
+      at::Tensor k = at::linear(h, l.k).view({b, t, heads, head_dim}).transpose(1, 2);
+      const at::Tensor v = at::linear(h, l.v).view({b, t, heads, head_dim}).transpose(1, 2);
+      q = q * cos + rotate_half(q) * sin;
+      k = k * cos + rotate_half(k) * sin;
+      at::Tensor w = at::matmul(q, k.transpose(2, 3)) * scaling;
+      w = at::softmax(w + mask, -1, at::kFloat).to(q.scalar_type());
+      at::Tensor y = at::matmul(w, v).transpose(1, 2).contiguous().view({b, t, -1});
+      x = x + l.attn_scale * at::linear(y, l.o);
+      h = at::layer_norm(x, {x.size(-1)}, l.norm2_w, l.norm2_b, kNormEps);
+      x = x + l.mlp_scale * at::linear(at::gelu(at::linear(h, l.fc1)), l.fc2);
+    }
+    return x;
+  }
+};
+
+/// MimiResidualVectorQuantizer.encode: input projection, then per layer the Euclidean nearest centroid
+/// (torch.cdist in float32) and the residual minus that centroid.
+struct Rvq {
+  at::Tensor input_proj;              // undefined when codebook_dim == hidden
+  std::vector<at::Tensor> centroids;  // embed_sum / clamp(cluster_usage, 1e-5), in the model dtype
+  /// embeddings [B, C, T] -> codes [layers, B, T].
+  at::Tensor operator()(const at::Tensor& embeddings) const {
+    at::Tensor residual = input_proj.defined() ? at::conv1d(embeddings, input_proj) : embeddings;
+    std::vector<at::Tensor> codes;
+    for (const at::Tensor& embed : centroids) {
+      const at::Tensor x = residual.permute({0, 2, 1});
+      const at::Tensor flat = x.reshape({-1, x.size(-1)});
+      const at::Tensor dists = at::cdist(flat.unsqueeze(0).to(at::kFloat), embed.unsqueeze(0).to(at::kFloat), 2)[0];
+      const at::Tensor idx = dists.argmin(-1).view({x.size(0), x.size(1)});
+      residual = residual - at::embedding(embed, idx).permute({0, 2, 1});
+      codes.push_back(idx);
+    }
+    return at::stack(codes);
+  }
+};
+
+struct SpeechTokenizer {
+  CausalConv stem, head, downsample;
+  struct Block {
+    CausalConv conv1, conv2, down;
+  };
+  std::vector<Block> blocks;
+  MimiTransformer transformer;
+  Rvq semantic, acoustic;
+
+  /// wave [B, 1, N] -> codes [B, 16, ceil(N / 1920)] int64.
+  at::Tensor operator()(const at::Tensor& wave) const {
+    at::Tensor x = stem(wave);
+    for (const Block& b : blocks) {
+      x = x + b.conv2(at::elu(b.conv1(at::elu(x))));
+      x = b.down(at::elu(x));
+    }
+    x = head(at::elu(x));
+    x = transformer(x.transpose(1, 2)).transpose(1, 2);
+    x = downsample(x);
+    return at::cat({semantic(x), acoustic(x)}, 0).transpose(0, 1);
+  }
+};
+
+// ---- the speaker encoder -----------------------------------------------------------------------------
+
+/// nn.Conv1d(padding="same", padding_mode="reflect"): reflect padding d(k-1)/2 on each side, then conv1d.
+struct SameConv {
+  at::Tensor weight, bias;
+  std::int64_t dilation = 1;
+  at::Tensor operator()(const at::Tensor& x) const {
+    const std::int64_t total = dilation * (weight.size(2) - 1), left = total / 2;
+    const std::int64_t one = 1, zero = 0;
+    return at::conv1d(at::reflection_pad1d(x, {left, total - left}), weight, bias, at::IntArrayRef(one),
+                      at::IntArrayRef(zero), at::IntArrayRef(dilation), 1);
+  }
+};
+
+struct Ecapa {
+  SameConv stem, mfa, asp_tdnn, asp_conv, fc;
+  struct Block {
+    SameConv tdnn1, tdnn2, se1, se2;
+    std::vector<SameConv> res2net;
+  };
+  std::vector<Block> blocks;
+
+  /// AttentiveStatisticsPooling._compute_statistics over time with weights m.
+  static std::pair<at::Tensor, at::Tensor> statistics(const at::Tensor& x, const at::Tensor& m) {
+    const at::Tensor mean = (m * x).sum(2);
+    const at::Tensor sd = at::sqrt((m * (x - mean.unsqueeze(2)).pow(2)).sum(2).clamp(kAspEps));
+    return {mean, sd};
+  }
+
+  /// mel [B, 128, F] -> embedding [B, enc_dim].
+  at::Tensor operator()(const at::Tensor& mel) const {
+    at::Tensor x = at::relu(stem(mel));
+    std::vector<at::Tensor> outputs;
+    for (const Block& b : blocks) {
+      const at::Tensor residual = x;
+      x = at::relu(b.tdnn1(x));
+      std::vector<at::Tensor> parts = at::chunk(x, 8, 1), outs;
+      at::Tensor part;
+      for (std::size_t i = 0; i < parts.size(); ++i) {
+        part = i == 0 ? parts[0] : at::relu(b.res2net[i - 1](i == 1 ? parts[i] : parts[i] + part));
+        outs.push_back(part);
+      }
+      x = at::relu(b.tdnn2(at::cat(outs, 1)));
+      at::Tensor s = x.mean(2, true);
+      s = at::sigmoid(b.se2(at::relu(b.se1(s))));
+      x = x * s + residual;
+      outputs.push_back(x);
+    }
+    x = at::relu(mfa(at::cat(outputs, 1)));
+    // Attentive statistics pooling over every frame (one clip: the mask is all ones).
+    const std::int64_t t = x.size(-1);
+    const at::Tensor mask = at::ones({x.size(0), 1, t}, x.options());
+    const at::Tensor total = mask.sum(2, true);
+    auto [mean, sd] = statistics(x, mask / total);
+    const at::Tensor context =
+        at::cat({x, mean.unsqueeze(2).repeat({1, 1, t}), sd.unsqueeze(2).repeat({1, 1, t})}, 1);
+    at::Tensor attention = asp_conv(at::tanh(at::relu(asp_tdnn(context))));
+    attention = at::softmax(attention.masked_fill(mask == 0, -INFINITY), 2);
+    auto [weighted_mean, weighted_sd] = statistics(x, attention);
+    return fc(at::cat({weighted_mean, weighted_sd}, 1).unsqueeze(2)).squeeze(-1);
+  }
+};
+
+/// librosa.filters.mel(sr, n_fft, n_mels, fmin 0, fmax) as librosa computes it: Slaney scale and area
+/// normalisation in double, each triangle rounded to float32 before the normalisation is applied (librosa
+/// fills a float32 array and scales it in place).
+at::Tensor mel_filterbank(std::int64_t sr, std::int64_t n_fft, std::int64_t n_mels, double fmax) {
+  const double f_sp = 200.0 / 3, min_log_hz = 1000.0, min_log_mel = min_log_hz / f_sp, logstep = std::log(6.4) / 27.0;
+  auto hz_to_mel = [&](double f) { return f >= min_log_hz ? min_log_mel + std::log(f / min_log_hz) / logstep : f / f_sp; };
+  auto mel_to_hz = [&](double m) { return m >= min_log_mel ? min_log_hz * std::exp(logstep * (m - min_log_mel)) : f_sp * m; };
+  const std::int64_t bins = n_fft / 2 + 1, points = n_mels + 2;
+  const double lo = hz_to_mel(0.0), hi = hz_to_mel(fmax);
+  std::vector<double> mel_f(points), fft_freqs(bins);
+  const double step = (hi - lo) / static_cast<double>(points - 1);  // np.linspace, the last point exactly hi
+  for (std::int64_t i = 0; i < points; ++i) mel_f[i] = mel_to_hz(i == points - 1 ? hi : static_cast<double>(i) * step + lo);
+  const double val = 1.0 / (static_cast<double>(n_fft) * (1.0 / static_cast<double>(sr)));  // np.fft.rfftfreq
+  for (std::int64_t k = 0; k < bins; ++k) fft_freqs[k] = static_cast<double>(k) * val;
+  at::Tensor fb = at::zeros({n_mels, bins}, at::kFloat);
   float* p = fb.data_ptr<float>();
   for (std::int64_t m = 0; m < n_mels; ++m) {
-    const double enorm = 2.0 / (hz[m + 2] - hz[m]);
+    const double lower_diff = mel_f[m + 1] - mel_f[m], upper_diff = mel_f[m + 2] - mel_f[m + 1];
+    const double enorm = 2.0 / (mel_f[m + 2] - mel_f[m]);
     for (std::int64_t k = 0; k < bins; ++k) {
-      const double f = static_cast<double>(k) * sr / n_fft;
-      const double up = (f - hz[m]) / (hz[m + 1] - hz[m]), down = (hz[m + 2] - f) / (hz[m + 2] - hz[m + 1]);
-      p[m * bins + k] = static_cast<float>(std::max(0.0, std::min(up, down)) * enorm);
+      const double lower = -(mel_f[m] - fft_freqs[k]) / lower_diff, upper = (mel_f[m + 2] - fft_freqs[k]) / upper_diff;
+      const float tri = static_cast<float>(std::max(0.0, std::min(lower, upper)));
+      p[m * bins + k] = static_cast<float>(static_cast<double>(tri) * enorm);
     }
   }
   return fb;
 }
 
+// ---- building from weights ---------------------------------------------------------------------------
+
+SpeechTokenizer build_tokenizer(const WeightMap& w, const QwenDims& d, const at::Device& device, at::ScalarType dtype) {
+  auto get = [&](const std::string& n) { return w.at(n).to(device, dtype); };
+  auto conv = [&](const std::string& p, std::int64_t stride = 1) {
+    return CausalConv{get(p + ".weight"), w.count(p + ".bias") ? get(p + ".bias") : at::Tensor(), stride, false};
+  };
+  SpeechTokenizer net;
+  const std::string s = "encoder.encoder.layers.";
+  net.stem = conv(s + "0.conv");
+  for (int b = 0; b < 4; ++b) {
+    const std::string r = s + std::to_string(1 + 3 * b) + ".block.";
+    net.blocks.push_back({conv(r + "1.conv"), conv(r + "3.conv"), conv(s + std::to_string(3 + 3 * b) + ".conv", kRatios[b])});
+  }
+  net.head = conv(s + "14.conv");
+  net.transformer.heads = d.heads;
+  net.transformer.head_dim = d.head_dim;
+  for (std::int64_t i = 0; i < d.layers; ++i) {
+    const std::string l = "encoder.encoder_transformer.layers." + std::to_string(i) + ".";
+    net.transformer.layers.push_back(
+        {get(l + "self_attn.q_proj.weight"), get(l + "self_attn.k_proj.weight"), get(l + "self_attn.v_proj.weight"),
+         get(l + "self_attn.o_proj.weight"), get(l + "mlp.fc1.weight"), get(l + "mlp.fc2.weight"),
+         get(l + "input_layernorm.weight"), get(l + "input_layernorm.bias"), get(l + "post_attention_layernorm.weight"),
+         get(l + "post_attention_layernorm.bias"), get(l + "self_attn_layer_scale.scale"), get(l + "mlp_layer_scale.scale")});
+  }
+  net.downsample = conv("encoder.downsample.conv", 2);
+  net.downsample.replicate = true;
+  auto rvq = [&](const std::string& p, std::int64_t n) {
+    Rvq q;
+    if (w.count(p + "input_proj.weight")) q.input_proj = get(p + "input_proj.weight");
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::string cb = p + "layers." + std::to_string(i) + ".codebook.";
+      q.centroids.push_back(get(cb + "embed_sum") / get(cb + "cluster_usage").clamp_min(1e-5).unsqueeze(1));
+    }
+    return q;
+  };
+  net.semantic = rvq(kSemantic, 1);
+  net.acoustic = rvq(kAcoustic, kKeptCodebooks - 1);
+  return net;
+}
+
+Ecapa build_speaker(const WeightMap& w, const at::Device& device, at::ScalarType dtype) {
+  const std::string p = "speaker_encoder.";
+  auto conv = [&](const std::string& n, std::int64_t dilation = 1) {
+    return SameConv{w.at(p + n + ".weight").to(device, dtype), w.at(p + n + ".bias").to(device, dtype), dilation};
+  };
+  Ecapa net;
+  net.stem = conv("blocks.0.conv");
+  for (int b = 1; b <= 3; ++b) {
+    const std::string s = "blocks." + std::to_string(b) + ".";
+    Ecapa::Block block{conv(s + "tdnn1.conv"), conv(s + "tdnn2.conv"), conv(s + "se_block.conv1"),
+                       conv(s + "se_block.conv2"), {}};
+    for (int i = 0; i < 7; ++i) block.res2net.push_back(conv(s + "res2net_block.blocks." + std::to_string(i) + ".conv", b + 1));
+    net.blocks.push_back(std::move(block));
+  }
+  net.mfa = conv("mfa.conv");
+  net.asp_tdnn = conv("asp.tdnn.conv");
+  net.asp_conv = conv("asp.conv");
+  net.fc = conv("fc");
+  return net;
+}
+
+nlohmann::json dims_json(const QwenDims& d) {
+  return {{"tokenizer",
+           {{"num_filters", d.filters},
+            {"hidden_size", d.hidden},
+            {"upsampling_ratios", {8, 6, 5, 4}},
+            {"transformer", {{"layers", d.layers}, {"heads", d.heads}, {"head_dim", d.head_dim}, {"intermediate", d.intermediate}}},
+            {"attention", "causal (eager/sdpa)"},
+            {"codebook_size", kCodebookSize},
+            {"codebook_dim", d.codebook_dim},
+            {"kept_codebooks", kKeptCodebooks},
+            {"nearest", "euclidean, cdist"}}},
+          {"speaker",
+           {{"enc_channels", {d.channels, d.channels, d.channels, d.channels, 3 * d.channels}},
+            {"enc_se_channels", d.se},
+            {"enc_attention_channels", d.attention},
+            {"enc_dim", d.enc_dim},
+            {"enc_res2net_scale", 8},
+            {"enc_dilations", {1, 2, 3, 4, 1}}}},
+          {"mel", {{"n_fft", kFft}, {"hop", kMelHop}, {"n_mels", kMels}, {"fmax", 12000}, {"pad", (kFft - kMelHop) / 2}}},
+          {"sample_rate", kRate},
+          {"hop", kHop}};
+}
+
+/// The published model folder: `speech_tokenizer/model.safetensors` and `model.safetensors` (talker and
+/// speaker encoder; only `speaker_encoder.*` is read).
+struct QwenCheckpoint {
+  CheckpointFile tokenizer, model;
+};
+
+QwenCheckpoint read_qwen_checkpoint(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) {
+    if (!fs::exists(path, ec)) throw Error(ErrorKind::bad_input, path + ": no such checkpoint file or folder");
+    throw Error(ErrorKind::bad_input, path + ": qwen3-tts reads a model folder (a Qwen3-TTS-12Hz-*-Base download: "
+                                             "model.safetensors and speech_tokenizer/model.safetensors), not a file");
+  }
+  QwenCheckpoint c;
+  c.tokenizer = read_checkpoint((fs::path(path) / "speech_tokenizer").string(), {"model.safetensors"});
+  c.model = read_checkpoint(path, {"model.safetensors"});
+  return c;
+}
+
+/// The `speaker_encoder.*` tensors of the main checkpoint, bound to `tree`.
+WeightMap bind_speaker(const CheckpointFile& model, const std::vector<TensorSpec>& tree) {
+  CheckpointFile speaker = model;
+  std::erase_if(speaker.tensors, [](const auto& kv) { return kv.first.rfind("speaker_encoder.", 0) != 0; });
+  if (speaker.tensors.empty())
+    throw Error(ErrorKind::bad_input, model.path + ": holds no speaker_encoder.* tensors (voice cloning needs a "
+                                                   "Qwen3-TTS-12Hz-*-Base model)");
+  return bind_checkpoint(speaker, tree, {}, "qwen3-tts");
+}
+
 class QwenNetwork final : public Network {
  public:
-  explicit QwenNetwork(const NetworkSettings& s) : device_(device_of(s.device)), dtype_(scalar_type_of(s.dtype)) {
-    const QwenDims d = dims_for(s.scale);
-    nlohmann::json dims = {
-        {"tokenizer",
-         {{"channels", d.channels},
-          {"strides", {4, 5, 6, 8, 2}},
-          {"d_model", d.d_model},
-          {"heads", d.heads},
-          {"mlp", d.mlp},
-          {"layers", d.layers},
-          {"window", d.window},
-          {"codebook_size", d.codebook_size},
-          {"codebook_dim", d.codebook_dim},
-          {"kept_codebooks", kKeptCodebooks},
-          {"nearest", "euclidean"}}},
-        {"speaker",
-         {{"channels", d.ecapa_channels},
-          {"se", d.se_channels},
-          {"attention", d.attention_channels},
-          {"enc_dim", d.enc_dim},
-          {"res2net_scale", d.res2net_scale},
-          {"dilations", {2, 3, 4}}}},
-        {"mel", {{"n_fft", kFft}, {"hop", kMelHop}, {"n_mels", kMels}, {"fmax", 12000}, {"pad", kMelPad}}},
-        {"sample_rate", kRate},
-        {"hop", kHop}};
-    config_ = proxy_config("qwen3-tts", s, dims);
-    SeededInit init(config_.weight_seed);
-    tokenizer_ = SpeechTokenizer(init, d);
-    ecapa_ = Ecapa(init, d);
-    tokenizer_->eval();
-    ecapa_->eval();
-    tokenizer_->to(device_, dtype_);
-    tokenizer_->semantic->to(torch::kFloat32);
-    tokenizer_->acoustic->to(torch::kFloat32);
-    ecapa_->to(device_, dtype_);
-    mel_fb_ = mel_filterbank(kRate, kFft, kMels, 0.0, 12000.0).to(device_);
-    window_ = torch::hann_window(kFft, torch::TensorOptions().dtype(torch::kFloat32)).to(device_);
-    config_.config.parameters = count_parameters(*tokenizer_) + count_parameters(*ecapa_);
+  explicit QwenNetwork(const NetworkSettings& s) : device_(nn::device_of(s.device)), dtype_(nn::scalar_type_of(s.dtype)) {
+    QwenDims d = dims_for(s.scale);
+    WeightMap tokenizer, speaker;
+    if (s.checkpoint.empty()) {
+      ProxyConfig proxy = proxy_config("qwen3-tts", s, dims_json(d));
+      config_ = proxy.config;
+      nn::SeededInit init(proxy.weight_seed);
+      seed_weights(tokenizer_tree(d), init, tokenizer);
+      seed_weights(speaker_tree(d), init, speaker);
+    } else {
+      QwenCheckpoint c = read_qwen_checkpoint(s.checkpoint);
+      // 0.6B-Base has enc_dim 1024, 1.7B-Base 2048: the published speaker encoders differ only there.
+      if (s.scale == "full")
+        if (auto it = c.model.tensors.find("speaker_encoder.fc.weight"); it != c.model.tensors.end() && it->second.dim() == 3)
+          if (it->second.size(0) == 2048) d.enc_dim = 2048;
+      tokenizer = bind_checkpoint(c.tokenizer, tokenizer_tree(d), ignored_tokenizer_prefixes(), "qwen3-tts");
+      speaker = bind_speaker(c.model, speaker_tree(d));
+      const CheckpointFile* files[] = {&c.tokenizer, &c.model};
+      config_ = checkpoint_config("qwen3-tts", s, dims_json(d), files, s.checkpoint);
+      mappings_ = {c.tokenizer.mapping, c.model.mapping};
+    }
+    for (const WeightMap* m : {&tokenizer, &speaker})
+      for (const auto& [name, t] : *m) config_.parameters += t.numel();
+    c10::InferenceMode guard;
+    tokenizer_ = build_tokenizer(tokenizer, d, device_, dtype_);
+    speaker_ = build_speaker(speaker, device_, dtype_);
+    mel_basis_ = mel_filterbank(kRate, kFft, kMels, 12000.0).to(device_);
+    window_ = at::hann_window(kFft, at::TensorOptions().dtype(at::kFloat)).to(device_);
   }
 
   std::vector<NetworkOutput> encode(std::span<const NetworkItem> items) override {
-    torch::InferenceMode guard;
+    c10::InferenceMode guard;
     std::vector<NetworkOutput> out;
     for (const NetworkItem& item : items) {
+      const auto n = static_cast<std::int64_t>(item.samples.size());
+      if (n < kMinSamples)
+        throw Error(ErrorKind::bad_input, "clip of " + std::to_string(n) + " samples at 24 kHz is too short for qwen3-tts's "
+                                          "speaker encoder (at least " + std::to_string(kMinSamples) + ", 53 ms)");
+      const at::Tensor wave =
+          at::from_blob(const_cast<float*>(item.samples.data()), {1, n}, at::kFloat).to(device_, at::kFloat, false, true);
       NetworkOutput o;
-      torch::Tensor wave = pad_batch({item.samples}, 1, device_);  // [1, 1, N] float32
-      o["ref_spk_embedding"] = to_host(speaker_embedding(wave));
+      o["ref_spk_embedding"] = to_host(speaker_embedding(wave)[0]);
       if (!item.x_vector_only) {
-        const std::int64_t frames = (static_cast<std::int64_t>(item.samples.size()) + kHop - 1) / kHop;
-        torch::Tensor padded = pad_batch({item.samples}, kHop, device_).to(dtype_);
-        o["ref_code"] = to_host(tokenizer_->forward(padded)[0].narrow(0, 0, frames));
+        // Qwen3TTSTokenizerV2Model.encode: the clip alone at its length; keep ceil(N / 1920) frames, [T, 16].
+        const at::Tensor codes = tokenizer_(wave.unsqueeze(1).to(dtype_))[0];
+        o["ref_code"] = to_host(codes.slice(-1, 0, (n + kHop - 1) / kHop).transpose(0, 1));
       }
       out.push_back(std::move(o));
     }
     return out;
   }
 
-  const EncoderConfig& config() const override { return config_.config; }
+  const EncoderConfig& config() const override { return config_; }
 
  private:
-  torch::Tensor speaker_embedding(const torch::Tensor& wave) {
-    torch::Tensor x = at::reflection_pad1d(wave, {kMelPad, kMelPad}).view({1, -1});
-    torch::Tensor spec = at::stft(x, kFft, kMelHop, kFft, window_, false, true, true).abs();  // [1, 513, F]
-    torch::Tensor mel = at::log(at::matmul(mel_fb_, spec).clamp_min(1e-5));                   // [1, 128, F]
-    return ecapa_->forward(mel.to(dtype_));
+  /// extract_speaker_embedding: mel_spectrogram (reflect pad 384, STFT 1024/256 Hann, no centring, magnitude,
+  /// Slaney mel, log clamp 1e-5) in float32, then the speaker encoder in the model dtype. wave [1, N].
+  at::Tensor speaker_embedding(const at::Tensor& wave) const {
+    const std::int64_t pad = (kFft - kMelHop) / 2;
+    const at::Tensor y = at::reflection_pad1d(wave.unsqueeze(1), {pad, pad}).squeeze(1);
+    const at::Tensor spec = at::stft(y, kFft, kMelHop, kFft, window_, /*normalized=*/false, /*onesided=*/true, /*return_complex=*/true);
+    const at::Tensor magnitude = at::sqrt(at::view_as_real(spec).pow(2).sum(-1) + 1e-9);
+    const at::Tensor mel = at::log(at::clamp(at::matmul(mel_basis_, magnitude), 1e-5));
+    return speaker_(mel.to(dtype_)).to(at::kFloat);
   }
 
-  torch::Device device_;
-  torch::ScalarType dtype_;
-  ProxyConfig config_;
-  SpeechTokenizer tokenizer_{nullptr};
-  Ecapa ecapa_{nullptr};
-  torch::Tensor mel_fb_, window_;
+  at::Device device_;
+  at::ScalarType dtype_;
+  EncoderConfig config_;
+  std::vector<std::shared_ptr<const void>> mappings_;  // tensors of the networks may view the checkpoint mappings
+  SpeechTokenizer tokenizer_;
+  Ecapa speaker_;
+  at::Tensor mel_basis_, window_;
 };
 
 }  // namespace qwen
 }  // namespace
 
 std::unique_ptr<Network> make_qwen_network(const NetworkSettings& settings) {
-  if (!settings.checkpoint.empty())
-    throw Error(ErrorKind::config, "qwen3-tts: --checkpoint is not supported yet (its network is a seeded proxy with "
-                                   "refenc's own parameter names); export a TorchScript module and use --module");
   if (!settings.module_path.empty())
     return make_torchscript_network(settings, "qwen3-tts", {"ref_code", "ref_spk_embedding"});
   return std::make_unique<qwen::QwenNetwork>(settings);
