@@ -19,6 +19,7 @@
 #include "util/atomic_file.hpp"
 #include "core/error.hpp"
 #include "encoders/encoder_hook.hpp"
+#include "encoders/prompt_form.hpp"
 #include "shared_cache.hpp"
 #include "store/disk_tier.hpp"
 #include "store/entry_format.hpp"
@@ -29,7 +30,7 @@ namespace refenc::cli {
 namespace {
 
 struct EncodeOptions {
-  std::string clip, model, text, scale, dtype = "float32", device = "cpu", module, checkpoint, out, cache_dir;
+  std::string clip, model, text, scale, dtype = "float32", device = "cpu", module, checkpoint, out, prompt, cache_dir;
   bool x_vector_only = false, json = false, no_cache = false;
   int threads = 0, repeat = 1;
   SharedCacheOptions shared;
@@ -85,25 +86,6 @@ nlohmann::json artifact_json(const Artifact& a) {
 
 enum class OutFormat { none, pt, json, npy };
 
-/// `t` as a NumPy .npy file (format 1.0, C order): fish-speech reads precomputed reference codes so
-/// (`--prompt-tokens codes.npy`: `torch.from_numpy(np.load(path))`).
-std::string npy_bytes(const HostTensor& t) {
-  std::string shape;
-  for (std::int64_t d : t.shape()) shape += std::to_string(d) + ", ";
-  if (t.shape().size() > 1) shape.resize(shape.size() - 2);
-  const bool integer = t.dtype() != DType::float32;
-  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}", integer ? "<i8" : "<f4", shape);
-  header.append(64 - (10 + header.size() + 1) % 64, ' ');
-  header += '\n';
-  std::string out = std::string("\x93NUMPY\x01\x00", 8);
-  out += static_cast<char>(header.size() & 0xff);
-  out += static_cast<char>(header.size() >> 8);
-  out += header;
-  const HostTensor wide = integer ? t.to(DType::int64) : t;
-  out.append(reinterpret_cast<const char*>(wide.raw()), wide.nbytes());
-  return out;
-}
-
 /// The format `--out PATH` asks for, from its extension; Error(bad_input) for any other.
 OutFormat out_format(const std::string& path) {
   if (path.empty()) return OutFormat::none;
@@ -125,6 +107,15 @@ int run_encode(const EncodeOptions& o) {
     throw Error(ErrorKind::bad_input, o.out + ": .npy holds one tensor and " + o.model + "'s artifact has " +
                                           std::to_string(encoders::model_info(o.model).artifact.size()) +
                                           " (use .pt or .json)");
+  if (!o.prompt.empty()) {  // before any work: the file must be the form the model's tools read
+    const encoders::PromptForm& form = encoders::prompt_form(o.model);
+    if (std::filesystem::path(o.prompt).extension().string() != form.extension)
+      throw Error(ErrorKind::bad_input, o.prompt + ": " + o.model + "'s prompt form is a " + form.extension +
+                                            " file (" + form.description + ")");
+    if (o.model == "qwen3-tts" && !o.x_vector_only && o.text.empty())
+      throw Error(ErrorKind::bad_input, o.prompt + ": a qwen3-tts voice-clone prompt in ICL mode needs the reference "
+                                                   "text (--text), or use --x-vector-only");
+  }
   const double startup = process_age();
   const auto t0 = Clock::now();
   std::shared_ptr<store::RedisTier> shared = open_shared_cache(o.shared);  // a bad URL fails before any work
@@ -166,7 +157,8 @@ int run_encode(const EncodeOptions& o) {
     key = trace.key;
   }
   if (format == OutFormat::json) write_file_atomic(o.out, artifact_json(artifact).dump() + "\n");
-  if (format == OutFormat::npy) write_file_atomic(o.out, npy_bytes(artifact.tensors.begin()->second));
+  if (format == OutFormat::npy) write_file_atomic(o.out, encoders::npy_bytes(artifact.tensors.begin()->second));
+  if (!o.prompt.empty()) write_file_atomic(o.prompt, encoders::prompt_bytes(o.model, artifact));
   if (format == OutFormat::pt) {  // the disk entry's bytes: torch.load(weights_only=True) opens it
     const std::vector<char> entry =
         store::encode_entry(key ? key->canonical() : std::string(), hook->store_artifact(artifact));
@@ -210,6 +202,7 @@ int run_encode(const EncodeOptions& o) {
                           {"lock_timeouts", l.lock_timeouts}};
   }
   if (!o.out.empty()) j["out"] = o.out;
+  if (!o.prompt.empty()) j["prompt"] = o.prompt;
 
   if (o.json) {
     std::cout << j.dump(2) << '\n';
@@ -258,6 +251,8 @@ int run_encode(const EncodeOptions& o) {
     std::cout << fmt::format("wrote      {} (JSON: meta, tensors with dtype, shape, values)\n", o.out);
   if (format == OutFormat::pt)
     std::cout << fmt::format("wrote      {} (torch archive: dict of format, key, tensors, meta, checksum)\n", o.out);
+  if (!o.prompt.empty())
+    std::cout << fmt::format("wrote      {} ({})\n", o.prompt, encoders::prompt_form(o.model).description);
   return 0;
 }
 
@@ -284,6 +279,10 @@ Registration encode_command{
                      "Write the artifact: FILE.pt a torch archive (torch.load(FILE, weights_only=True)), FILE.json "
                      "JSON (meta; tensors with dtype, shape, values), FILE.npy the one tensor as NumPy reads it "
                      "(fish-speech's --prompt-tokens)");
+      app.add_option("--prompt", o->prompt,
+                     "Write the reference as the model's own tools read it: fish-s2-pro FILE.npy (fish-speech "
+                     "--prompt-tokens), qwen3-tts FILE.pt (voice-clone prompt; ICL mode needs --text), "
+                     "moss-tts-local FILE.jsonl ({\"ref_audio_codes\": ...})");
       add_shared_cache_options(app, o->shared);
       app.add_flag("--json", o->json, "Print the report as JSON");
       return [o] { return run_encode(*o); };

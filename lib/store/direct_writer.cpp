@@ -104,6 +104,13 @@ class Pickler {
     out_ += ")RtR";   // EMPTY_TUPLE, REDUCE (the backward hooks), TUPLE, REDUCE
   }
 
+  void none() { out_ += 'N'; }
+  void boolean(bool b) { out_ += b ? '\x88' : '\x89'; }  // NEWTRUE, NEWFALSE
+  void begin_list() { out_ += "]("; }  // EMPTY_LIST, MARK
+  void end_list() {
+    out_ += 'e';  // APPENDS
+    put();
+  }
   void begin_dict() { out_ += "}("; }  // EMPTY_DICT, MARK
   void end_dict() {
     out_ += 'u';  // SETITEMS
@@ -278,6 +285,53 @@ std::vector<char> write_entry_archive(std::int64_t format, const std::string& ke
   for (const auto& [name, t] : artifact.tensors)
     records.push_back({"data/" + std::to_string(records.size()),
                        std::string_view(reinterpret_cast<const char*>(t.raw()), t.nbytes())});
+  records.push_back({"data.pkl", pickle});
+  return pack_archive(records);
+}
+
+namespace {
+
+void pickle_value(Pickler& p, const TorchValue& v, std::vector<const HostTensor*>& tensors) {
+  struct Visit {
+    Pickler& p;
+    std::vector<const HostTensor*>& tensors;
+    void operator()(std::monostate) const { p.none(); }
+    void operator()(bool b) const { p.boolean(b); }
+    void operator()(std::int64_t n) const { p.integer(n); }
+    void operator()(const std::string& s) const { p.string(s); }
+    void operator()(const HostTensor& t) const {
+      p.tensor(t);
+      tensors.push_back(&t);
+    }
+    void operator()(const TorchValue::List& items) const {
+      p.begin_list();
+      for (const TorchValue& item : items) pickle_value(p, item, tensors);
+      p.end_list();
+    }
+    void operator()(const TorchValue::Dict& items) const {
+      p.begin_dict();
+      for (const auto& [k, item] : items) {
+        p.string(k);
+        pickle_value(p, item, tensors);
+      }
+      p.end_dict();
+    }
+  };
+  std::visit(Visit{p, tensors}, v.value);
+}
+
+}  // namespace
+
+std::vector<char> write_torch_archive(const TorchValue& value) {
+  Pickler p;
+  std::vector<const HostTensor*> tensors;
+  pickle_value(p, value, tensors);
+  const std::string pickle = std::move(p).finish();
+  std::vector<ArchiveRecord> records;
+  records.reserve(tensors.size() + 1);
+  for (const HostTensor* t : tensors)
+    records.push_back({"data/" + std::to_string(records.size()),
+                       std::string_view(reinterpret_cast<const char*>(t->raw()), t->nbytes())});
   records.push_back({"data.pkl", pickle});
   return pack_archive(records);
 }

@@ -9,12 +9,15 @@
 //
 //   std::vector<char> zip = store::write_entry_archive(1, key_text, artifact, checksum);
 //   std::vector<char> raw = store::pack_archive(records);   // any records, as PyTorchStreamWriter packs them
+//   std::vector<char> pt = store::write_torch_archive(TorchValue::dict({{"items", TorchValue::list({...})}}));
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "store/artifact.hpp"
@@ -36,5 +39,20 @@ std::vector<char> pack_archive(std::span<const ArchiveRecord> records);
 /// TorchScript type tags so that Python's weights_only loader opens it.
 std::vector<char> write_entry_archive(std::int64_t format, const std::string& key_text, const Artifact& artifact,
                                       const std::string& checksum);
+
+/// A value that `torch.save` writes and `torch.load(weights_only=True)` opens: None, a bool, an int, a
+/// string, a tensor, a list or a dict with string keys (kept in the order given).
+struct TorchValue {
+  using List = std::vector<TorchValue>;
+  using Dict = std::vector<std::pair<std::string, TorchValue>>;
+  std::variant<std::monostate, bool, std::int64_t, std::string, HostTensor, List, Dict> value;
+
+  static TorchValue none() { return {}; }
+  static TorchValue list(List items) { return {std::move(items)}; }
+  static TorchValue dict(Dict items) { return {std::move(items)}; }
+};
+
+/// `value` as a torch archive (the form torch.save writes), each tensor in a storage of its own.
+std::vector<char> write_torch_archive(const TorchValue& value);
 
 }  // namespace refenc::store
