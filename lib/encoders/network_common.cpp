@@ -68,14 +68,14 @@ EncoderConfig checkpoint_config(const std::string& family, const NetworkSettings
   return c;
 }
 
-HostTensor to_host(const torch::Tensor& t) {
+HostTensor to_host(const at::Tensor& t) {
   std::vector<std::int64_t> shape(t.sizes().begin(), t.sizes().end());
   if (at::isIntegralType(t.scalar_type(), true)) {
-    torch::Tensor c = t.to(torch::kCPU, torch::kInt64).contiguous();
+    at::Tensor c = t.to(at::kCPU, at::kLong).contiguous();
     return HostTensor::from_vector<std::int64_t>(shape,
                                                  std::span<const std::int64_t>(c.data_ptr<std::int64_t>(), c.numel()));
   }
-  torch::Tensor c = t.to(torch::kCPU, torch::kFloat32).contiguous();
+  at::Tensor c = t.to(at::kCPU, at::kFloat).contiguous();
   return HostTensor::from_vector<float>(shape, std::span<const float>(c.data_ptr<float>(), c.numel()));
 }
 
@@ -124,21 +124,21 @@ double warm_up_torch() {
   static std::atomic<bool> done{false};
   if (done.exchange(true)) return 0;
   auto t0 = std::chrono::steady_clock::now();
-  torch::InferenceMode guard;
-  torch::Tensor a = torch::ones({8, 8});
+  c10::InferenceMode guard;
+  at::Tensor a = at::ones({8, 8});
   (void)at::matmul(a, a).sum().item<float>();
   (void)at::get_num_threads();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 std::vector<NetworkOutput> encode_padded_codes(std::span<const NetworkItem> items, std::int64_t hop,
-                                               const torch::Device& device, torch::ScalarType dtype,
+                                               const at::Device& device, at::ScalarType dtype,
                                                std::int64_t time_dim,
-                                               const std::function<torch::Tensor(const torch::Tensor&)>& forward) {
-  torch::InferenceMode guard;
+                                               const std::function<at::Tensor(const at::Tensor&)>& forward) {
+  c10::InferenceMode guard;
   std::vector<std::span<const float>> clips;
   for (const auto& it : items) clips.push_back(it.samples);
-  torch::Tensor codes = forward(nn::pad_batch(clips, hop, device).to(dtype)).to(torch::kCPU);
+  at::Tensor codes = forward(nn::pad_batch(clips, hop, device).to(dtype)).to(at::kCPU);
   std::vector<NetworkOutput> out;
   for (std::size_t i = 0; i < items.size(); ++i) {
     const std::int64_t frames = (static_cast<std::int64_t>(clips[i].size()) + hop - 1) / hop;

@@ -42,14 +42,14 @@ EncoderConfig checkpoint_config(const std::string& family, const NetworkSettings
                                 std::span<const CheckpointFile* const> files, const std::string& path);
 
 /// Contiguous CPU copy of an int64 (any integer) or floating tensor.
-HostTensor to_host(const torch::Tensor& t);
+HostTensor to_host(const at::Tensor& t);
 
 /// The batched path shared by the codec networks: right-pads every item to a multiple of `hop` into
 /// one [B, 1, N] buffer (on `device`, in `dtype`), runs `forward` once, and keeps each item's
 /// ceil(samples / hop) frames along `time_dim` of its row, as tensor "codes".
 std::vector<NetworkOutput> encode_padded_codes(std::span<const NetworkItem> items, std::int64_t hop,
-                                               const torch::Device& device, torch::ScalarType dtype,
+                                               const at::Device& device, at::ScalarType dtype,
                                                std::int64_t time_dim,
-                                               const std::function<torch::Tensor(const torch::Tensor&)>& forward);
+                                               const std::function<at::Tensor(const at::Tensor&)>& forward);
 
 }  // namespace refenc::encoders

@@ -143,13 +143,13 @@ WeightMap seeded_weights(const std::vector<TensorSpec>& tree, const std::string&
   for (const TensorSpec& s : tree) {
     const std::string& n = s.name;
     if (ends_with(n, "original0") || ends_with(n, "weight_g")) continue;  // set from v below
-    torch::Tensor t;
+    at::Tensor t;
     if (ends_with(n, ".alpha") || ends_with(n, "norm.weight")) {
-      t = torch::ones(s.shape);
+      t = at::ones(s.shape);
     } else if (ends_with(n, "gamma")) {
-      t = torch::full(s.shape, 1e-2);
+      t = at::full(s.shape, 1e-2);
     } else if (ends_with(n, "bias")) {
-      t = torch::zeros(s.shape);
+      t = at::zeros(s.shape);
     } else if (ends_with(n, "codebook.weight")) {
       t = init.normal(s.shape, 0.0, 1.0);
     } else {
@@ -170,13 +170,13 @@ WeightMap seeded_weights(const std::vector<TensorSpec>& tree, const std::string&
 
 /// CausalConvNet: left padding kernel - stride, right padding to whole frames, then conv1d.
 struct Conv {
-  torch::Tensor weight, bias;
+  at::Tensor weight, bias;
   std::int64_t stride = 1, dilation = 1, groups = 1;
-  torch::Tensor operator()(const torch::Tensor& x) const {
+  at::Tensor operator()(const at::Tensor& x) const {
     const std::int64_t k = (weight.size(2) - 1) * dilation + 1, pad = k - stride, length = x.size(-1);
     const double frames = static_cast<double>(length - k + pad) / static_cast<double>(stride) + 1;
     const std::int64_t ideal = (static_cast<std::int64_t>(std::ceil(frames)) - 1) * stride + (k - pad);
-    torch::Tensor padded = at::constant_pad_nd(x, {pad, ideal - length}, 0);
+    at::Tensor padded = at::constant_pad_nd(x, {pad, ideal - length}, 0);
     const std::int64_t no_pad = 0;
     return at::conv1d(padded, weight, bias, at::IntArrayRef(stride), at::IntArrayRef(no_pad), at::IntArrayRef(dilation),
                       groups)
@@ -185,29 +185,29 @@ struct Conv {
 };
 
 /// descript-audio-codec's Snake1d: x + 1 / (alpha + 1e-9) * sin(alpha x)^2.
-torch::Tensor snake(const torch::Tensor& x, const torch::Tensor& alpha) {
+at::Tensor snake(const at::Tensor& x, const at::Tensor& alpha) {
   return x + (alpha + 1e-9).reciprocal() * at::sin(alpha * x).pow(2);
 }
 
-torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight) {
-  torch::Tensor f = x.to(torch::kFloat32);
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) {
+  at::Tensor f = x.to(at::kFloat);
   return (f * at::rsqrt(at::mean(f * f, {-1}, true) + kNormEps)).to(x.scalar_type()) * weight;
 }
 
 /// modded_dac's precompute_freqs_cis for positions [0, length): cos and sin pairs, rounded to bfloat16.
-torch::Tensor rope_table(std::int64_t length, const torch::Device& device) {
-  torch::Tensor exponents = at::arange(0, kHeadDim, 2).slice(0, 0, kHeadDim / 2).to(torch::kFloat32) / kHeadDim;
-  torch::Tensor freqs = at::reciprocal(at::pow(10000, exponents));
+at::Tensor rope_table(std::int64_t length, const at::Device& device) {
+  at::Tensor exponents = at::arange(0, kHeadDim, 2).slice(0, 0, kHeadDim / 2).to(at::kFloat) / kHeadDim;
+  at::Tensor freqs = at::reciprocal(at::pow(10000, exponents));
   freqs = at::outer(at::arange(length), freqs);
-  torch::Tensor cis = at::polar(at::ones_like(freqs), freqs);
-  return at::stack({at::real(cis), at::imag(cis)}, -1).to(torch::kBFloat16).to(device);
+  at::Tensor cis = at::polar(at::ones_like(freqs), freqs);
+  return at::stack({at::real(cis), at::imag(cis)}, -1).to(at::kBFloat16).to(device);
 }
 
 /// modded_dac's apply_rotary_emb: x [B, T, H, D] rotated pairwise (x[2i], x[2i+1]) by `table` [T, D/2, 2].
-torch::Tensor rotate(const torch::Tensor& x, const torch::Tensor& table) {
-  torch::Tensor xs = x.to(torch::kFloat32).reshape({x.size(0), x.size(1), x.size(2), -1, 2});
-  torch::Tensor f = table.view({1, xs.size(1), 1, xs.size(3), 2});
-  torch::Tensor x0 = xs.select(-1, 0), x1 = xs.select(-1, 1), f0 = f.select(-1, 0), f1 = f.select(-1, 1);
+at::Tensor rotate(const at::Tensor& x, const at::Tensor& table) {
+  at::Tensor xs = x.to(at::kFloat).reshape({x.size(0), x.size(1), x.size(2), -1, 2});
+  at::Tensor f = table.view({1, xs.size(1), 1, xs.size(3), 2});
+  at::Tensor x0 = xs.select(-1, 0), x1 = xs.select(-1, 1), f0 = f.select(-1, 0), f1 = f.select(-1, 1);
   return at::stack({x0 * f0 - x1 * f1, x1 * f0 + x0 * f1}, -1).flatten(3).to(x.scalar_type());
 }
 
@@ -215,30 +215,30 @@ torch::Tensor rotate(const torch::Tensor& x, const torch::Tensor& table) {
 /// last `window` frames, SwiGLU feed-forward, a final RMSNorm; [B, C, T] in and out.
 struct Transformer {
   struct Layer {
-    torch::Tensor wqkv, wo, w1, w2, w3, ffn_norm, attention_norm, attention_scale, ffn_scale;
+    at::Tensor wqkv, wo, w1, w2, w3, ffn_norm, attention_norm, attention_scale, ffn_scale;
   };
   std::vector<Layer> layers;
-  torch::Tensor norm;
+  at::Tensor norm;
   std::int64_t heads = 1, window = 0;
 
-  torch::Tensor operator()(const torch::Tensor& channels_first) const {
-    torch::Tensor x = channels_first.transpose(1, 2);
+  at::Tensor operator()(const at::Tensor& channels_first) const {
+    at::Tensor x = channels_first.transpose(1, 2);
     const std::int64_t b = x.size(0), t = x.size(1);
-    const torch::Tensor table = rope_table(t, x.device());
-    torch::Tensor row = at::arange(t, at::TensorOptions(x.device())).view({-1, 1}), col = at::arange(t, row.options());
-    const torch::Tensor mask = (col <= row).logical_and(col >= (row - window + 1).clamp_min(0)).view({1, 1, t, t});
+    const at::Tensor table = rope_table(t, x.device());
+    at::Tensor row = at::arange(t, at::TensorOptions(x.device())).view({-1, 1}), col = at::arange(t, row.options());
+    const at::Tensor mask = (col <= row).logical_and(col >= (row - window + 1).clamp_min(0)).view({1, 1, t, t});
     const double scale = 1.0 / std::sqrt(static_cast<double>(kHeadDim));
     const std::int64_t width = heads * kHeadDim;
     for (const Layer& l : layers) {
-      std::vector<torch::Tensor> qkv = at::linear(rms_norm(x, l.attention_norm), l.wqkv).split(width, -1);
-      torch::Tensor q = rotate(qkv[0].view({b, t, heads, kHeadDim}), table).transpose(1, 2);
-      torch::Tensor k = rotate(qkv[1].view({b, t, heads, kHeadDim}), table).transpose(1, 2);
-      torch::Tensor v = qkv[2].view({b, t, heads, kHeadDim}).transpose(1, 2);
-      torch::Tensor s = at::matmul(q, k.transpose(-2, -1)) * scale;
+      std::vector<at::Tensor> qkv = at::linear(rms_norm(x, l.attention_norm), l.wqkv).split(width, -1);
+      at::Tensor q = rotate(qkv[0].view({b, t, heads, kHeadDim}), table).transpose(1, 2);
+      at::Tensor k = rotate(qkv[1].view({b, t, heads, kHeadDim}), table).transpose(1, 2);
+      at::Tensor v = qkv[2].view({b, t, heads, kHeadDim}).transpose(1, 2);
+      at::Tensor s = at::matmul(q, k.transpose(-2, -1)) * scale;
       s = at::softmax(s.masked_fill(mask.logical_not(), -INFINITY), -1);
-      torch::Tensor y = at::matmul(s, v).transpose(1, 2).contiguous().view({b, t, width});
-      torch::Tensor h = x + at::linear(y, l.wo) * l.attention_scale;
-      torch::Tensor f = rms_norm(h, l.ffn_norm);
+      at::Tensor y = at::matmul(s, v).transpose(1, 2).contiguous().view({b, t, width});
+      at::Tensor h = x + at::linear(y, l.wo) * l.attention_scale;
+      at::Tensor f = rms_norm(h, l.ffn_norm);
       f = at::linear(at::silu(at::linear(f, l.w1)) * at::linear(f, l.w3), l.w2);
       x = h + f * l.ffn_scale;
     }
@@ -249,9 +249,9 @@ struct Transformer {
 /// ConvNeXtBlock: depthwise causal conv k7, LayerNorm (eps 1e-6), Linear 4x, GELU, Linear, gamma, residual.
 struct ConvNeXt {
   Conv dwconv;
-  torch::Tensor norm_w, norm_b, pw1_w, pw1_b, pw2_w, pw2_b, gamma;
-  torch::Tensor operator()(const torch::Tensor& input) const {
-    torch::Tensor x = dwconv(input).permute({0, 2, 1});
+  at::Tensor norm_w, norm_b, pw1_w, pw1_b, pw2_w, pw2_b, gamma;
+  at::Tensor operator()(const at::Tensor& input) const {
+    at::Tensor x = dwconv(input).permute({0, 2, 1});
     x = at::layer_norm(x, {x.size(-1)}, norm_w, norm_b, 1e-6);
     x = at::linear(at::gelu(at::linear(x, pw1_w, pw1_b)), pw2_w, pw2_b);
     return input + (gamma * x).permute({0, 2, 1});
@@ -260,17 +260,17 @@ struct ConvNeXt {
 
 /// dac's VectorQuantize: in-projection, cosine nearest codebook entry, out-projection of the entry.
 struct VectorQuantize {
-  torch::Tensor in_w, in_b, out_w, out_b, codebook, codebook_normalised;
+  at::Tensor in_w, in_b, out_w, out_b, codebook, codebook_normalised;
   /// residual [B, D, T] -> (codes [B, T], the quantised residual [B, D, T]).
-  std::pair<torch::Tensor, torch::Tensor> operator()(const torch::Tensor& residual) const {
-    const torch::Tensor z_e = at::conv1d(residual, in_w, in_b);
+  std::pair<at::Tensor, at::Tensor> operator()(const at::Tensor& residual) const {
+    const at::Tensor z_e = at::conv1d(residual, in_w, in_b);
     const std::int64_t b = z_e.size(0), t = z_e.size(2);
-    torch::Tensor e = z_e.permute({0, 2, 1}).reshape({b * t, z_e.size(1)});
+    at::Tensor e = z_e.permute({0, 2, 1}).reshape({b * t, z_e.size(1)});
     e = e / e.norm(2, {1}, true).clamp_min(1e-12).expand_as(e);
-    const torch::Tensor& c = codebook_normalised;
-    const torch::Tensor dist = e.pow(2).sum({1}, true) - at::matmul(e, c.t()) * 2 + c.pow(2).sum({1}, true).t();
-    const torch::Tensor codes = std::get<1>(at::max(-dist, 1)).reshape({b, t});
-    const torch::Tensor z_q = at::embedding(codebook, codes).transpose(1, 2);
+    const at::Tensor& c = codebook_normalised;
+    const at::Tensor dist = e.pow(2).sum({1}, true) - at::matmul(e, c.t()) * 2 + c.pow(2).sum({1}, true).t();
+    const at::Tensor codes = std::get<1>(at::max(-dist, 1)).reshape({b, t});
+    const at::Tensor z_q = at::embedding(codebook, codes).transpose(1, 2);
     return {codes, at::conv1d(z_e + (z_q - z_e), out_w, out_b)};
   }
 };
@@ -278,21 +278,21 @@ struct VectorQuantize {
 struct FishCodec {
   Conv stem, post_conv;
   struct Block {
-    std::vector<std::array<torch::Tensor, 2>> alphas;  // per residual unit
+    std::vector<std::array<at::Tensor, 2>> alphas;  // per residual unit
     std::vector<std::array<Conv, 2>> convs;
-    torch::Tensor alpha;
+    at::Tensor alpha;
     Conv down;
     std::optional<Transformer> transformer;
   };
   std::vector<Block> blocks;
-  torch::Tensor post_alpha;
+  at::Tensor post_alpha;
   std::vector<std::pair<Conv, ConvNeXt>> downsample;
   Transformer pre_module;
   std::vector<VectorQuantize> quantizers;  // semantic first, then the 9 residual stages
 
   /// wave [B, 1, N], N a multiple of 2048 -> codes [B, 10, N / 2048] int64.
-  torch::Tensor operator()(const torch::Tensor& wave) const {
-    torch::Tensor x = stem(wave);
+  at::Tensor operator()(const at::Tensor& wave) const {
+    at::Tensor x = stem(wave);
     for (const Block& b : blocks) {
       for (std::size_t u = 0; u < b.convs.size(); ++u)
         x = x + b.convs[u][1](snake(b.convs[u][0](snake(x, b.alphas[u][0])), b.alphas[u][1]));
@@ -301,10 +301,10 @@ struct FishCodec {
     }
     x = post_conv(snake(x, post_alpha));
     for (const auto& [conv, convnext] : downsample) x = convnext(conv(x));
-    const torch::Tensor z = pre_module(x).to(torch::kFloat32);
+    const at::Tensor z = pre_module(x).to(at::kFloat);
     auto [semantic, semantic_q] = quantizers[0](z);
-    std::vector<torch::Tensor> codes{semantic};
-    torch::Tensor residual = z - semantic_q;
+    std::vector<at::Tensor> codes{semantic};
+    at::Tensor residual = z - semantic_q;
     for (std::size_t i = 1; i < quantizers.size(); ++i) {
       auto [c, q] = quantizers[i](residual);
       codes.push_back(c);
@@ -315,7 +315,7 @@ struct FishCodec {
 };
 
 /// The network over bound weights (names as parameter_tree), weight norms folded as upstream computes them.
-FishCodec build(const WeightMap& w, const FishDims& d, const torch::Device& device, torch::ScalarType dtype) {
+FishCodec build(const WeightMap& w, const FishDims& d, const at::Device& device, at::ScalarType dtype) {
   auto get = [&](const std::string& n) { return w.at(n).to(device, dtype); };
   auto conv = [&](const std::string& p, std::int64_t stride = 1, std::int64_t dilation = 1, std::int64_t groups = 1) {
     Conv c;
@@ -379,7 +379,7 @@ FishCodec build(const WeightMap& w, const FishDims& d, const torch::Device& devi
   }
   net.pre_module = transformer("quantizer.pre_module", d.pre_layers, d.pre_heads, kPreWindow);
   auto vq = [&](const std::string& p) {  // the nearest-neighbour search always runs in float32
-    auto f32 = [&](const std::string& n) { return w.at(n).to(device, torch::kFloat32); };
+    auto f32 = [&](const std::string& n) { return w.at(n).to(device, at::kFloat); };
     VectorQuantize q;
     q.in_w = at::_weight_norm(f32(p + ".in_proj.weight_v"), f32(p + ".in_proj.weight_g"), 0);
     q.in_b = f32(p + ".in_proj.bias");
@@ -423,28 +423,28 @@ class FishNetwork final : public Network {
       mapping_ = file.mapping;
     }
     for (const auto& [name, t] : weights) config_.parameters += t.numel();
-    torch::InferenceMode guard;
+    c10::InferenceMode guard;
     net_ = build(weights, d, device_, dtype_);
   }
 
   std::vector<NetworkOutput> encode(std::span<const NetworkItem> items) override {
-    torch::InferenceMode guard;
+    c10::InferenceMode guard;
     // On the CPU in float32 each clip runs alone at its own padded length, as upstream encodes it, so
     // a batched artifact is the single encode's bit for bit; elsewhere the batch is one padded tensor.
-    if (device_.is_cpu() && dtype_ == torch::kFloat32 && items.size() > 1) {
+    if (device_.is_cpu() && dtype_ == at::kFloat && items.size() > 1) {
       std::vector<NetworkOutput> out;
       for (const NetworkItem& item : items) out.push_back(std::move(encode(std::span(&item, 1)).front()));
       return out;
     }
     return encode_padded_codes(items, kFrame, device_, dtype_, /*time_dim=*/1,
-                               [this](const torch::Tensor& wave) { return net_(wave); });
+                               [this](const at::Tensor& wave) { return net_(wave); });
   }
 
   const EncoderConfig& config() const override { return config_; }
 
  private:
-  torch::Device device_;
-  torch::ScalarType dtype_;
+  at::Device device_;
+  at::ScalarType dtype_;
   EncoderConfig config_;
   std::shared_ptr<const void> mapping_;  // tensors of net_ may view the checkpoint's mapping
   FishCodec net_;
