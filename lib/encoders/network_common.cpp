@@ -1,17 +1,88 @@
 #include "encoders/network_common.hpp"
 
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Parallel.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+#include <c10/core/InferenceMode.h>
 #include <dlfcn.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 
 #include "core/error.hpp"
 #include "core/sha256.hpp"
-#include "encoders/nn_blocks.hpp"
 
 namespace refenc::encoders {
+
+namespace nn {
+
+namespace {
+std::uint64_t seed_from_hex(const std::string& hex) {
+  std::uint64_t seed = 0;
+  for (std::size_t i = 0; i < 16 && i < hex.size(); ++i) {
+    char c = hex[i];
+    int v = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : 0;
+    seed = (seed << 4) | static_cast<std::uint64_t>(v);
+  }
+  return seed;
+}
+}  // namespace
+
+SeededInit::SeededInit(const std::string& seed_hex) : gen_(at::detail::createCPUGenerator(seed_from_hex(seed_hex))) {}
+
+at::Tensor SeededInit::weight(at::IntArrayRef shape, std::int64_t fan_in, double gain) {
+  return normal(shape, 0.0, gain / std::sqrt(static_cast<double>(std::max<std::int64_t>(fan_in, 1))));
+}
+
+at::Tensor SeededInit::normal(at::IntArrayRef shape, double mean, double std) {
+  at::Tensor t = at::empty(shape, at::kFloat);
+  t.normal_(mean, std, gen_);
+  return t;
+}
+
+at::Tensor SeededInit::uniform(at::IntArrayRef shape, double lo, double hi) {
+  at::Tensor t = at::empty(shape, at::kFloat);
+  t.uniform_(lo, hi, gen_);
+  return t;
+}
+
+at::ScalarType scalar_type_of(const std::string& dtype) {
+  if (dtype == "float32") return at::kFloat;
+  if (dtype == "bfloat16") return at::kBFloat16;
+  throw Error(ErrorKind::config, "dtype '" + dtype + "': expected float32 or bfloat16");
+}
+
+at::Device device_of(const std::string& device) {
+  if (device == "cpu") return at::Device(at::kCPU);
+  if (device.rfind("cuda", 0) == 0) {
+    const int gpus = at::detail::getCUDAHooks().getNumGPUs();
+    if (gpus == 0) throw Error(ErrorKind::config, "device '" + device + "': this LibTorch build has no usable CUDA device");
+    try {
+      at::Device d(device);
+      if (d.has_index() && d.index() >= gpus)
+        throw Error(ErrorKind::config, "device '" + device + "': only " + std::to_string(gpus) + " CUDA device(s)");
+      return d;
+    } catch (const c10::Error&) {}
+  }
+  throw Error(ErrorKind::config, "device '" + device + "': expected cpu or cuda:N");
+}
+
+at::Tensor pad_batch(const std::vector<std::span<const float>>& clips, std::int64_t multiple, const at::Device& device) {
+  std::int64_t longest = 0;
+  for (const auto& c : clips) longest = std::max<std::int64_t>(longest, static_cast<std::int64_t>(c.size()));
+  longest = std::max<std::int64_t>(1, (longest + multiple - 1) / multiple) * multiple;
+  at::Tensor wave = at::zeros({static_cast<std::int64_t>(clips.size()), 1, longest}, at::kFloat);
+  for (std::size_t i = 0; i < clips.size(); ++i)
+    if (!clips[i].empty())
+      std::memcpy(wave[static_cast<std::int64_t>(i)].data_ptr<float>(), clips[i].data(), clips[i].size_bytes());
+  return wave.to(device);
+}
+
+}  // namespace nn
 
 ProxyConfig proxy_config(const std::string& family, const NetworkSettings& s, const nlohmann::json& dims) {
   nlohmann::json weights = {{"family", family}, {"revision", kProxyRevision}, {"scale", s.scale}, {"dims", dims}};

@@ -6,7 +6,7 @@
 //   HostTensor h = to_host(codes);        // int64 or float32, contiguous CPU copy
 #pragma once
 
-#include <torch/torch.h>
+#include <ATen/ATen.h>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +19,30 @@
 #include "encoders/network.hpp"
 
 namespace refenc::encoders {
+
+namespace nn {
+
+/// Deterministic weight source: normal/uniform draws from one CPU generator seeded from a hex digest.
+class SeededInit {
+ public:
+  explicit SeededInit(const std::string& seed_hex);
+  /// N(0, gain / sqrt(fan_in)) weights of `shape`.
+  at::Tensor weight(at::IntArrayRef shape, std::int64_t fan_in, double gain = 1.0);
+  at::Tensor normal(at::IntArrayRef shape, double mean, double std);
+  at::Tensor uniform(at::IntArrayRef shape, double lo, double hi);
+
+ private:
+  at::Generator gen_;
+};
+
+/// Parses "float32"/"bfloat16" and "cpu"/"cuda:N" (Error(config) otherwise, or for CUDA without a device).
+at::ScalarType scalar_type_of(const std::string& dtype);
+at::Device device_of(const std::string& device);
+
+/// Right-pads clips to a common length (a multiple of `multiple`) into [B, 1, N] float32 on `device`.
+at::Tensor pad_batch(const std::vector<std::span<const float>>& clips, std::int64_t multiple, const at::Device& device);
+
+}  // namespace nn
 
 /// Revision string of every seeded proxy network.
 inline constexpr const char* kProxyRevision = "proxy-v1";

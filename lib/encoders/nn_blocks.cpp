@@ -13,16 +13,6 @@ namespace refenc::encoders::nn {
 
 namespace {
 
-std::uint64_t seed_from_hex(const std::string& hex) {
-  std::uint64_t seed = 0;
-  for (std::size_t i = 0; i < 16 && i < hex.size(); ++i) {
-    char c = hex[i];
-    int v = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : 0;
-    seed = (seed << 4) | static_cast<std::uint64_t>(v);
-  }
-  return seed;
-}
-
 /// Runs `fn(begin, end)` over [0, n) in parallel chunks; each index is handled by exactly one call.
 template <class F>
 void parallel_rows(std::int64_t n, std::int64_t grain, F fn) {
@@ -30,24 +20,6 @@ void parallel_rows(std::int64_t n, std::int64_t grain, F fn) {
 }
 
 }  // namespace
-
-SeededInit::SeededInit(const std::string& seed_hex) : gen_(at::detail::createCPUGenerator(seed_from_hex(seed_hex))) {}
-
-torch::Tensor SeededInit::weight(at::IntArrayRef shape, std::int64_t fan_in, double gain) {
-  return normal(shape, 0.0, gain / std::sqrt(static_cast<double>(std::max<std::int64_t>(fan_in, 1))));
-}
-
-torch::Tensor SeededInit::normal(at::IntArrayRef shape, double mean, double std) {
-  torch::Tensor t = torch::empty(shape, torch::kFloat32);
-  t.normal_(mean, std, gen_);
-  return t;
-}
-
-torch::Tensor SeededInit::uniform(at::IntArrayRef shape, double lo, double hi) {
-  torch::Tensor t = torch::empty(shape, torch::kFloat32);
-  t.uniform_(lo, hi, gen_);
-  return t;
-}
 
 float gelu_scalar(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
 float silu_scalar(float x) { return x / (1.0f + std::exp(-x)); }
@@ -446,44 +418,10 @@ torch::Tensor ResidualVQImpl::forward(const torch::Tensor& z, std::int64_t stage
   return at::stack(codes, -1);
 }
 
-torch::ScalarType scalar_type_of(const std::string& dtype) {
-  if (dtype == "float32") return torch::kFloat32;
-  if (dtype == "bfloat16") return torch::kBFloat16;
-  throw Error(ErrorKind::config, "dtype '" + dtype + "': expected float32 or bfloat16");
-}
-
-torch::Device device_of(const std::string& device) {
-  if (device == "cpu") return torch::Device(torch::kCPU);
-  if (device.rfind("cuda", 0) == 0) {
-    if (!torch::cuda::is_available())
-      throw Error(ErrorKind::config, "device '" + device + "': this LibTorch build has no usable CUDA device");
-    try {
-      torch::Device d(device);
-      if (d.has_index() && d.index() >= static_cast<int>(torch::cuda::device_count()))
-        throw Error(ErrorKind::config,
-                    "device '" + device + "': only " + std::to_string(torch::cuda::device_count()) + " CUDA device(s)");
-      return d;
-    } catch (const c10::Error&) {}
-  }
-  throw Error(ErrorKind::config, "device '" + device + "': expected cpu or cuda:N");
-}
-
 std::int64_t count_parameters(const torch::nn::Module& m) {
   std::int64_t n = 0;
   for (const auto& p : m.parameters()) n += p.numel();
   return n;
-}
-
-torch::Tensor pad_batch(const std::vector<std::span<const float>>& clips, std::int64_t multiple,
-                        const torch::Device& device) {
-  std::int64_t longest = 0;
-  for (const auto& c : clips) longest = std::max<std::int64_t>(longest, static_cast<std::int64_t>(c.size()));
-  longest = std::max<std::int64_t>(1, (longest + multiple - 1) / multiple) * multiple;
-  torch::Tensor wave = torch::zeros({static_cast<std::int64_t>(clips.size()), 1, longest}, torch::kFloat32);
-  for (std::size_t i = 0; i < clips.size(); ++i)
-    if (!clips[i].empty())
-      std::memcpy(wave[static_cast<std::int64_t>(i)].data_ptr<float>(), clips[i].data(), clips[i].size_bytes());
-  return wave.to(device);
 }
 
 }  // namespace refenc::encoders::nn

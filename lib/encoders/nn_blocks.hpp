@@ -17,6 +17,8 @@
 
 #include <torch/torch.h>
 
+#include "encoders/network_common.hpp"
+
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -24,19 +26,6 @@
 #include <vector>
 
 namespace refenc::encoders::nn {
-
-/// Deterministic weight source: normal/uniform draws from one seeded CPU generator.
-class SeededInit {
- public:
-  explicit SeededInit(const std::string& seed_hex);
-  /// N(0, gain / sqrt(fan_in)) weights of `shape`.
-  torch::Tensor weight(at::IntArrayRef shape, std::int64_t fan_in, double gain = 1.0);
-  torch::Tensor normal(at::IntArrayRef shape, double mean, double std);
-  torch::Tensor uniform(at::IntArrayRef shape, double lo, double hi);
-
- private:
-  at::Generator gen_;
-};
 
 /// Applies `fn` to every element of a float tensor, one scalar call per element (shape-independent bits).
 torch::Tensor map_elements(const torch::Tensor& x, float (*fn)(float));
@@ -124,15 +113,7 @@ struct ResidualVQImpl : torch::nn::Module {
 };
 TORCH_MODULE(ResidualVQ);
 
-/// Parses "float32"/"bfloat16" and "cpu"/"cuda:N".
-torch::ScalarType scalar_type_of(const std::string& dtype);
-torch::Device device_of(const std::string& device);
-
 /// Counts the parameters of a module tree.
 std::int64_t count_parameters(const torch::nn::Module& m);
-
-/// Right-pads clips to a common length (a multiple of `multiple`) into [B, 1, N] float32 on `device`.
-torch::Tensor pad_batch(const std::vector<std::span<const float>>& clips, std::int64_t multiple,
-                        const torch::Device& device);
 
 }  // namespace refenc::encoders::nn

@@ -16,7 +16,6 @@
 #include "encoders/checkpoint.hpp"
 #include "encoders/network.hpp"
 #include "encoders/network_common.hpp"
-#include "encoders/nn_blocks.hpp"
 
 namespace refenc::encoders {
 
