@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <optional>
 #include <string_view>
@@ -450,6 +451,54 @@ std::string shape_text(std::span<const std::int64_t> shape) {
   return s + "]";
 }
 
+namespace {
+namespace ckpt {
+
+/// A checkpoint saved in shards (`model.safetensors.index.json`: {"weight_map": {tensor: shard file}}): every
+/// shard read, each tensor where the index says it is; the digest is the SHA-256 of the "shard sha256" lines.
+CheckpointFile read_sharded(const std::filesystem::path& index, const std::filesystem::path& folder) {
+  nlohmann::json j;
+  try {
+    std::ifstream in(index);
+    j = nlohmann::json::parse(in);
+  } catch (const std::exception& e) {
+    fail(index.string(), std::string("shard index is not JSON (") + e.what() + ")");
+  }
+  if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object() || j["weight_map"].empty())
+    fail(index.string(), "shard index has no \"weight_map\" of tensor names to shard files");
+  std::map<std::string, std::vector<std::string>> by_shard;
+  for (const auto& [name, shard] : j["weight_map"].items()) {
+    if (!shard.is_string()) fail(index.string(), "shard of tensor '" + name + "' is not a file name");
+    const std::string file = shard.get<std::string>();
+    if (file.empty() || file.find('/') != std::string::npos || file == "..")
+      fail(index.string(), "shard '" + file + "' of tensor '" + name + "' is not a file of the folder");
+    by_shard[file].push_back(name);
+  }
+  CheckpointFile out;
+  out.path = index.string();
+  out.format = "safetensors, " + std::to_string(by_shard.size()) + " shards";
+  auto mappings = std::make_shared<std::vector<std::shared_ptr<const void>>>();
+  std::string lines;
+  for (const auto& [file, names] : by_shard) {
+    CheckpointFile shard = read_checkpoint((folder / file).string(), {});
+    for (const std::string& name : names)
+      if (!shard.tensors.count(name))
+        fail(shard.path, "the shard index puts tensor '" + name + "' in this shard, which lacks it");
+    for (auto& [name, t] : shard.tensors) {
+      if (out.tensors.count(name)) fail(shard.path, "tensor '" + name + "' is also in another shard");
+      out.tensors.emplace(name, std::move(t));
+    }
+    lines += file + " " + shard.sha256 + "\n";
+    mappings->push_back(shard.mapping);
+  }
+  out.sha256 = sha256_hex(std::span<const std::byte>(reinterpret_cast<const std::byte*>(lines.data()), lines.size()));
+  out.mapping = mappings;
+  return out;
+}
+
+}  // namespace ckpt
+}  // namespace
+
 CheckpointFile read_checkpoint(const std::string& path, const std::vector<std::string>& folder_files) {
   namespace fs = std::filesystem;
   using namespace ckpt;
@@ -462,6 +511,10 @@ CheckpointFile read_checkpoint(const std::string& path, const std::vector<std::s
         file = (fs::path(path) / name).string();
         break;
       }
+    if (file.empty())
+      for (const std::string& name : folder_files)
+        if (fs::is_regular_file(fs::path(path) / (name + ".index.json"), ec))
+          return read_sharded(fs::path(path) / (name + ".index.json"), path);
     if (file.empty()) {
       std::string names;
       for (const std::string& n : folder_files) names += (names.empty() ? "" : ", ") + n;
@@ -475,10 +528,12 @@ CheckpointFile read_checkpoint(const std::string& path, const std::vector<std::s
   out.path = file;
   out.sha256 = sha256_hex(std::span<const std::byte>(reinterpret_cast<const std::byte*>(m->data), m->size));
   const bool zip = m->size >= 4 && std::memcmp(m->data, "PK\x03\x04", 4) == 0;
+  // safetensors: an 8-byte little-endian header length, then the JSON header (its length may start with 0x80).
+  const bool safetensors = m->size > 8 && m->data[8] == '{';
   if (zip) {
     out.format = "torch pickle";
     out.tensors = read_torch_pickle(file, *m);
-  } else if (m->size >= 4 && (m->data[0] == '\x80' || std::memcmp(m->data, "\x8a\x0a\x6c\xfc", 4) == 0)) {
+  } else if (!safetensors && m->size >= 4 && (m->data[0] == '\x80' || std::memcmp(m->data, "\x8a\x0a\x6c\xfc", 4) == 0)) {
     fail(file, "a torch checkpoint in the legacy (pre-1.6, non-zip) format: re-save it with torch.save");
   } else {
     out.format = "safetensors";

@@ -33,14 +33,15 @@ using WeightMap = std::map<std::string, at::Tensor>;
 
 /// A checkpoint read from disk.
 struct CheckpointFile {
-  std::string path;     ///< The file read (inside the folder when a folder was given).
-  std::string sha256;   ///< SHA-256 hex of the file's bytes.
-  std::string format;   ///< "safetensors" or "torch pickle".
+  std::string path;     ///< The file read (inside the folder when a folder was given; the index for shards).
+  std::string sha256;   ///< SHA-256 hex of the file's bytes (of the "shard sha256" lines for shards).
+  std::string format;   ///< "safetensors", "torch pickle" or "safetensors, N shards".
   WeightMap tensors;    ///< Every tensor of the file, as stored (dtype and shape), viewing `mapping`.
   std::shared_ptr<const void> mapping;  ///< Keeps the file mapped while a tensor views it.
 };
 
-/// Reads `path`: a file, or a folder holding one of `folder_files` (the first found). Throws
+/// Reads `path`: a file, or a folder holding one of `folder_files` (the first found) or, failing that, its
+/// shards and their index (`<name>.index.json`, as Hugging Face saves large checkpoints). Throws
 /// Error(bad_input) "<path>: <reason>" for a missing or unreadable file, a truncated one, a tensor
 /// whose data lies outside the file, or anything the format does not allow.
 CheckpointFile read_checkpoint(const std::string& path, const std::vector<std::string>& folder_files);
