@@ -77,9 +77,12 @@ struct ModelInfo {
   bool has_internal_batching = false;  ///< Batches inside its own encode path.
   std::vector<std::string> scales;
   bool loudness_normalised = false;
+  bool partial_frame_coded = true;  ///< A trailing partial frame gets a code frame (MOSS: whole frames only).
 
   /// Frames of code for `samples` input samples at sample_rate.
-  std::int64_t frames_for(std::int64_t samples) const { return (samples + samples_per_frame - 1) / samples_per_frame; }
+  std::int64_t frames_for(std::int64_t samples) const {
+    return (samples + (partial_frame_coded ? samples_per_frame - 1 : 0)) / samples_per_frame;
+  }
 };
 
 /// The three families, in a fixed order.

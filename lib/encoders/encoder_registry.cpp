@@ -49,7 +49,8 @@ const std::vector<ModelInfo>& models() {
     moss.sample_rate = 24000;
     moss.samples_per_frame = 1920;
     moss.frame_rate = 12.5;
-    moss.artifact = {{"codes", "int64", "[T, 32]", "T = ceil(samples / 1920), values 0..1023"}};
+    moss.artifact = {{"codes", "int64", "[T, 32]", "T = floor(samples / 1920), values 0..1023"}};
+    moss.partial_frame_coded = false;
     moss.meta_keys = {"model", "model_revision", "scale"};
     moss.has_internal_batching = true;
     moss.loudness_normalised = true;

@@ -53,12 +53,12 @@ TEST_CASE("qwen3-tts prompt holds ref_code [T, 16], the speaker embedding and th
   CHECK(a.meta.at("x_vector_only") == "true");
 }
 
-TEST_CASE("moss-tts-local codes are int64 [ceil(samples / 1920), 32]", "[encoders][shapes]") {
+TEST_CASE("moss-tts-local codes are int64 [floor(samples / 1920), 32]", "[encoders][shapes]") {
   auto hook = make_hook("moss-tts-local", tiny());
   for (std::int64_t n : {7679, 7680, 7681}) {
     Artifact a = hook->encode_one(hook->normalize_input(clip_request(24000, n, 4)));
     INFO("samples " << n);
-    CHECK(a.tensor("codes").describe() == "int64[" + std::to_string((n + 1919) / 1920) + ", 32]");
+    CHECK(a.tensor("codes").describe() == "int64[" + std::to_string(n / 1920) + ", 32]");  // whole frames, as upstream
     check_range(a.tensor("codes"), 0, 1023);
   }
 }
@@ -79,6 +79,9 @@ TEST_CASE("models() describes the three families", "[encoders][registry]") {
   CHECK(model_info("moss-tts-local").has_internal_batching);
   CHECK(model_info("fish-s2-pro").frames_for(441000) == 216);
   CHECK(model_info("moss-tts-local").frames_for(240000) == 125);
+  CHECK(model_info("moss-tts-local").frames_for(241919) == 125);
+  CHECK(model_info("fish-s2-pro").frames_for(440320) == 215);
+  CHECK(model_info("fish-s2-pro").frames_for(440321) == 216);
   CHECK(make_hook("qwen3-tts", tiny())->can_encode_batch() == false);
   CHECK(make_hook("moss-tts-local", tiny())->can_encode_batch() == false);
   CHECK(make_hook("fish-s2-pro", tiny())->can_encode_batch() == true);
