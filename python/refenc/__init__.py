@@ -34,6 +34,7 @@ from ._artifact import stored_bytes as _stored_bytes
 from ._audio import LoadedReference, load_reference
 
 __all__ = [
+    "Encoder",
     "KeyedReferenceEncodeHook",
     "ReferenceEncodeHook",
     "ReferenceEncodeKey",
@@ -534,3 +535,6 @@ class VoiceCache:
     @property
     def folder(self) -> str:
         return self._core.folder
+
+
+from ._encoder import Encoder  # noqa: E402  (subclasses ReferenceEncodeHook, defined above)

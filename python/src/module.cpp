@@ -19,6 +19,7 @@
 #include "core/error.hpp"
 #include "audio_bindings.hpp"
 #include "disk_cache_bindings.hpp"
+#include "encoder_bindings.hpp"
 #include "py_service.hpp"
 #include "py_tier.hpp"
 #include "py_voice_cache.hpp"
@@ -173,6 +174,7 @@ PYBIND11_MODULE(_core, m) {
 
   bind_disk_cache(m);
   bind_audio(m);
+  bind_encoders(m);
 
   m.attr("UNBOUNDED") = std::numeric_limits<std::uint64_t>::max() / 2;
 }
