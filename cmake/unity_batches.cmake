@@ -8,8 +8,7 @@
 #
 #   refenc_unity_batches(refenc_audio 8)   # compile refenc_audio's .cpp files 8 to a translation unit
 #
-# A source with options of its own (COMPILE_OPTIONS, COMPILE_DEFINITIONS, COMPILE_FLAGS: nn_blocks.cpp's
-# -ffp-contract=off), or marked SKIP_UNITY_BUILD_INCLUSION (the tests that include LibTorch, whose
+# A source with options of its own (COMPILE_OPTIONS, COMPILE_DEFINITIONS, COMPILE_FLAGS), or marked SKIP_UNITY_BUILD_INCLUSION (the tests that include LibTorch, whose
 # logging macros replace Catch's CHECK), stays a translation unit of its own. Batches follow the
 # target's source order.
 function(refenc_unity_batches target batch_size)

@@ -146,9 +146,7 @@ int torch_threads();
 
 /// Sets LibTorch's intra-op threads and, where LibTorch runs on OpenBLAS, OpenBLAS's threads to the
 /// same count, so that `threads: 1` means one thread per encode: OpenBLAS's own pool otherwise
-/// stays at one thread per core and its idle workers spin beside the callers. (How it splits a product
-/// over its threads depends on the product's shape; the proxies call it with one shape per weight, so
-/// their batch parity does not depend on the count, see nn_blocks.hpp.) Every encoder built calls it,
+/// stays at one thread per core and its idle workers spin beside the callers. Every encoder built calls it,
 /// with LibTorch's current count when its `threads` is 0. `threads` > 0.
 void set_torch_threads(int threads);
 

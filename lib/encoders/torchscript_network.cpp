@@ -16,7 +16,6 @@
 #include "core/sha256.hpp"
 #include "encoders/network.hpp"
 #include "encoders/network_common.hpp"
-#include "encoders/nn_blocks.hpp"
 
 namespace refenc::encoders {
 

@@ -1,9 +1,8 @@
 // FishAudio S2-Pro hook: codes [10, T]; opts into the generic batching surface (M4b).
 //
-// encode_batch pads every clip on the right to the longest (a multiple of 2048 samples), runs the
-// network once on the [B, 1, N] buffer and keeps each item's first ceil(samples / 2048) frames. The
-// network is causal and every op gives a frame the same bits whatever the batch (see nn_blocks.hpp),
-// so each item's codes are exactly its encode_one codes (on CPU in float32).
+// encode_batch hands the network the whole batch: on the CPU in float32 it runs each clip alone at its
+// own padded length, so each item's codes are exactly its encode_one codes; elsewhere it runs one
+// right-padded [B, 1, N] buffer (fish_network.cpp).
 #include "encoders/network_hook.hpp"
 
 namespace refenc::encoders {
