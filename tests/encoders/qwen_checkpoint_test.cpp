@@ -72,7 +72,8 @@ TEST_CASE("qwen3-tts from upstream's checkpoint gives upstream's codes and speak
   CHECK(net->config().model_revision.rfind("checkpoint:", 0) == 0);
   const Expected expected;
   for (const char* clip : kQwenClips) {
-    INFO(clip << " (the codes follow OpenBLAS's kernels: run with OPENBLAS_CORETYPE=Haswell, as ctest does)");
+    INFO(clip << " (the codes follow the CPU kernels: run with OPENBLAS_CORETYPE=Haswell ATEN_CPU_CAPABILITY=avx2, "
+                 "as ctest does)");
     const NetworkOutput out = encode(*net, expected.wave(clip));
     const at::Tensor want = expected.tensor(std::string(clip) + ".codes");  // upstream's ref_code [T, 16]
     const HostTensor& codes = out.at("ref_code");
