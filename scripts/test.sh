@@ -46,13 +46,13 @@ if [[ $failed -eq 0 ]]; then
 fi
 
 # One build per sanitizer (build/sanitize-thread, build/sanitize-address) holds the core tests and the
-# stress program, so lib/core compiles once per sanitizer. They compile file by file (REFENC_UNITY=OFF):
-# they cover few files, and a sanitizer's report names the source file it is about. lib/store compiles
-# no LibTorch unit (docs/store.md), so neither build compiles LibTorch.
+# stress program, so lib/core compiles once per sanitizer, in unity batches as the main build (a report
+# still names the source file and line: a batch only includes the files). lib/store compiles no LibTorch
+# unit (docs/store.md), so neither build compiles LibTorch.
 sanitizer_build() {  # sanitizer_build thread|address
   local dir=build/sanitize-$1
   cmake -S . -B "$dir" -DREFENC_LAYERS=store -DREFENC_APP=OFF -DREFENC_PYTHON=OFF -DREFENC_SANITIZE="$1" \
-      -DREFENC_WERROR=ON -DREFENC_UNITY=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
+      -DREFENC_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
     cmake --build "$dir" -j "$JOBS" --target test_core stress_service >/dev/null
 }
 sanitized_core() {  # sanitized_core thread|address
