@@ -32,7 +32,8 @@ torch_flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefi
 torch_libs=(-Wl,--no-as-needed -ltorch -ltorch_cpu -lc10 -Wl,--as-needed)
 
 # object SOURCE: compiles lib/<layer>/<name>.cpp once into build/fuzz/<layer>_<name>.o (again when the
-# source or any library header is newer) and prints the object's path.
+# source or any library header is newer; through ccache where installed, so a new clone reuses them) and
+# prints the object's path.
 object() {
   local src=$1 obj
   obj="$out/$(basename "$(dirname "$src")")_$(basename "${src%.cpp}").o"
@@ -42,7 +43,7 @@ object() {
     if grep -q '#include <torch/\|#include <ATen/\|#include <caffe2/' "$src"; then
       "${ccache[@]}" "$gxx" "${torch_flags[@]}" -c "$src" -o "$obj"
     else
-      "$cxx" "${flags[@]/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}" -c "$src" -o "$obj"
+      "${ccache[@]}" "$cxx" "${flags[@]/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}" -c "$src" -o "$obj"
     fi
   fi
   echo "$obj"
