@@ -22,6 +22,7 @@
 #include "encoder_backend.hpp"
 #include "python_backend.hpp"
 #include "store/disk_tier.hpp"
+#include "util/source_dir.hpp"
 
 using namespace refenc;
 using namespace refenc::profile;
@@ -29,7 +30,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path source_dir = REFENC_SOURCE_DIR;
+const fs::path source_dir = refenc::source_dir();
 
 /// A folder under the temporary directory, removed with its contents.
 struct Folder {

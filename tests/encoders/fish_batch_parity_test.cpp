@@ -11,6 +11,7 @@
 
 #include "audio/decode.hpp"
 #include "test_clips.hpp"
+#include "util/source_dir.hpp"
 
 using namespace refenc;
 using namespace refenc::encoders;
@@ -31,7 +32,7 @@ std::vector<EncodeInput> parity_clips(ModelHook& hook) {
 /// The shipped speech clips at two gains each, as the model's inputs (16 clips, 3-12 s).
 std::vector<EncodeInput> speech_clips(ModelHook& hook) {
   std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(REFENC_SOURCE_DIR) / "workloads/clips"))
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(refenc::source_dir()) / "workloads/clips"))
     if (e.path().extension() == ".flac") files.push_back(e.path());
   std::sort(files.begin(), files.end());
   std::vector<EncodeInput> out;

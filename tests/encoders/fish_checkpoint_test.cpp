@@ -9,6 +9,7 @@
 #include "encoders/checkpoint.hpp"
 #include "encoders/encoder_hook.hpp"
 #include "checkpoint_files.hpp"
+#include "util/source_dir.hpp"
 
 // LibTorch's logging defines a CHECK macro; Catch's is the one meant here.
 #undef CHECK
@@ -21,7 +22,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kFixtures = fs::path(REFENC_SOURCE_DIR) / "tests/encoders/fixtures/fish-s2-pro";
+const fs::path kFixtures = fs::path(refenc::source_dir()) / "tests/encoders/fixtures/fish-s2-pro";
 const char* const kClips[] = {"en-m-44k", "fr-f-44k"};
 
 EncoderOptions with_checkpoint(const fs::path& path) {

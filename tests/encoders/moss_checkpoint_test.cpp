@@ -16,6 +16,7 @@
 #include "encoders/encoder_hook.hpp"
 #include "encoders/network.hpp"
 #include "checkpoint_files.hpp"
+#include "util/source_dir.hpp"
 
 // LibTorch's logging defines a CHECK macro; Catch's is the one meant here.
 #undef CHECK
@@ -28,7 +29,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kMossFixtures = fs::path(REFENC_SOURCE_DIR) / "tests/encoders/fixtures/moss-tts-local";
+const fs::path kMossFixtures = fs::path(refenc::source_dir()) / "tests/encoders/fixtures/moss-tts-local";
 const char* const kMossClips[] = {"de-a", "de-b"};
 
 EncoderOptions moss_checkpoint(const fs::path& path, const std::string& scale = "tiny") {

@@ -12,6 +12,7 @@
 #include "encoders/encoder_hook.hpp"
 #include "encoders/network.hpp"
 #include "checkpoint_files.hpp"
+#include "util/source_dir.hpp"
 
 // LibTorch's logging defines a CHECK macro; Catch's is the one meant here.
 #undef CHECK
@@ -24,7 +25,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kQwenFixtures = fs::path(REFENC_SOURCE_DIR) / "tests/encoders/fixtures/qwen3-tts";
+const fs::path kQwenFixtures = fs::path(refenc::source_dir()) / "tests/encoders/fixtures/qwen3-tts";
 const char* const kQwenClips[] = {"en-m-44k", "fr-f-44k"};
 
 EncoderOptions qwen_checkpoint(const fs::path& folder, const std::string& scale = "tiny") {

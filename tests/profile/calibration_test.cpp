@@ -11,6 +11,7 @@
 #include "profile/device/cost_surface.hpp"
 #include "profile/manifest/manifest.hpp"
 #include "profile/device/shared_device.hpp"
+#include "util/source_dir.hpp"
 
 #include <barrier>
 #include <cmath>
@@ -519,7 +520,7 @@ TEST_CASE("the synthesis preset reproduces its published calibration points") {
 }
 
 TEST_CASE("manifests give an encoder a modelled device and synthesis a preset") {
-  const std::string path = std::string(REFENC_SOURCE_DIR) + "/workloads/test.json";
+  const std::string path = std::string(refenc::source_dir()) + "/workloads/test.json";
   json j = json::parse(R"({
     "schema_version": 1, "name": "t",
     "models": [{"name": "qwen3-tts", "encoder": {"device": "modelled", "calibration": "qwen3-tts-gpu"},

@@ -21,13 +21,14 @@
 #include "profile/stats/capacity.hpp"
 #include "profile/verdict/capacity_gate.hpp"
 #include "profile/verdict/gate.hpp"
+#include "util/source_dir.hpp"
 
 using namespace refenc::profile;
 using nlohmann::json;
 
 namespace {
 
-const std::string kManifestPath = std::string(REFENC_SOURCE_DIR) + "/workloads/test.json";
+const std::string kManifestPath = std::string(refenc::source_dir()) + "/workloads/test.json";
 constexpr double inf = std::numeric_limits<double>::infinity();
 
 json with_capacity(json capacity) {
@@ -302,7 +303,7 @@ TEST_CASE("a capacity sweep through the profiler on the synthetic device recompu
     "capacity": {"slo": {"ttfa_ms": 400, "e2e_ms": 2000}, "rates": [100, 400], "arrivals": "uniform"},
     "gate": {"bootstrap_resamples": 200}
   })");
-  Manifest m = parse_manifest(j, std::string(REFENC_SOURCE_DIR) + "/workloads/capacity-test.json");
+  Manifest m = parse_manifest(j, std::string(refenc::source_dir()) + "/workloads/capacity-test.json");
   auto dir = std::filesystem::temp_directory_path() / ("refenc-capacity-test-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   ProfileResult r = run_profile(m, synthetic_device_factory({.fixed_ms = 1, .per_item_ms = 0.2}),

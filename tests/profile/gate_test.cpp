@@ -10,6 +10,7 @@
 #include "profile/stats/percentile.hpp"
 #include "profile/verdict/compare.hpp"
 #include "profile/verdict/gate.hpp"
+#include "util/source_dir.hpp"
 
 using namespace refenc::profile;
 
@@ -194,7 +195,7 @@ TEST_CASE(
 }
 
 TEST_CASE("gate: reports/baseline without fish-s2-pro's cold c16 cells is MISSING_ARM (exit 12), naming them") {
-  RunRecord run = load_run_with_requests(std::string(REFENC_SOURCE_DIR) + "/reports/baseline");
+  RunRecord run = load_run_with_requests(std::string(refenc::source_dir()) + "/reports/baseline");
   GateReport full = evaluate_gate(run, run.gate_options());
   CHECK(full.exit_code == gate_exit_no_go);
   std::erase_if(run.cells, [](const Cell& c) {
@@ -210,7 +211,7 @@ TEST_CASE("gate: reports/baseline without fish-s2-pro's cold c16 cells is MISSIN
 }
 
 TEST_CASE("the baseline report reads back into the same JSON, and its gate into the same verdicts") {
-  std::string dir = std::string(REFENC_SOURCE_DIR) + "/reports/baseline";
+  std::string dir = std::string(refenc::source_dir()) + "/reports/baseline";
   std::ifstream in(dir + "/report.json");
   nlohmann::json raw = nlohmann::json::parse(in);
   RunRecord run = load_run_with_requests(dir);

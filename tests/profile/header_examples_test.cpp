@@ -58,6 +58,7 @@
 #include "profile/verdict/gate.hpp"
 #include "profile/verdict/noise_floor.hpp"
 #include "profile/verdict/verdict_stability.hpp"
+#include "util/source_dir.hpp"
 
 using namespace refenc::profile;
 using namespace refenc::profile::testing;
@@ -67,7 +68,7 @@ using refenc::ServiceStats;
 
 namespace {
 
-const std::string baseline_dir = std::string(REFENC_SOURCE_DIR) + "/reports/baseline";
+const std::string baseline_dir = std::string(refenc::source_dir()) + "/reports/baseline";
 
 }  // namespace
 
@@ -176,7 +177,7 @@ TEST_CASE("header examples: record, verdict and render") {
   }
   {
     // record/schema_validator.hpp
-    std::ifstream in(std::string(REFENC_SOURCE_DIR) + "/reports/report.schema.json");
+    std::ifstream in(std::string(refenc::source_dir()) + "/reports/report.schema.json");
     nlohmann::json schema = nlohmann::json::parse(in);
     nlohmann::json report = to_json(run);
     std::vector<std::string> errors = validate_schema(schema, report);  // empty = valid
@@ -532,7 +533,7 @@ TEST_CASE("header examples: noise") {
   }
   {
     // orchestration/cell_plan.hpp and orchestration/stopping_rule.hpp
-    Manifest manifest = load_manifest(std::string(REFENC_SOURCE_DIR) + "/workloads/smoke.json");
+    Manifest manifest = load_manifest(std::string(refenc::source_dir()) + "/workloads/smoke.json");
     const std::vector<ArmSpec>& arms = manifest.arms;
     std::vector<CellPlan> plan = cell_plan(arms, manifest.noise);  // m4a, m4b, m4a (A/A)
     bool twin = plan.back().aa;                                    // true; the plan may grow with re-runs

@@ -6,13 +6,14 @@
 #include "manifest_error.hpp"
 #include "profile/manifest/manifest.hpp"
 #include "profile/manifest/reference_set.hpp"
+#include "util/source_dir.hpp"
 
 using namespace refenc::profile;
 using nlohmann::json;
 
 namespace {
 
-const std::string kManifestPath = std::string(REFENC_SOURCE_DIR) + "/workloads/test.json";
+const std::string kManifestPath = std::string(refenc::source_dir()) + "/workloads/test.json";
 
 json valid() {
   return json::parse(R"({
@@ -87,7 +88,7 @@ TEST_CASE("manifest errors name the file and the field") {
 TEST_CASE("the shipped manifests are valid") {
   for (const char* name : {"smoke", "fish-s2-pro", "qwen3-tts", "moss-tts-local", "nightly", "reuse-zipf"}) {
     INFO(name);
-    Manifest m = load_manifest(std::string(REFENC_SOURCE_DIR) + "/workloads/" + name + ".json");
+    Manifest m = load_manifest(std::string(refenc::source_dir()) + "/workloads/" + name + ".json");
     CHECK(m.sha256.size() == 64);
     CHECK_FALSE(m.models.empty());
   }
@@ -95,7 +96,7 @@ TEST_CASE("the shipped manifests are valid") {
 
 TEST_CASE("reference variants are distinct, deterministic and keep the clip's length") {
   ReferenceSpec spec;
-  spec.clips = {std::string(REFENC_SOURCE_DIR) + "/workloads/clips/en-m-16k.flac"};
+  spec.clips = {std::string(refenc::source_dir()) + "/workloads/clips/en-m-16k.flac"};
   spec.variants = 3;
   auto a = make_reference_set(spec, 9);
   auto b = make_reference_set(spec, 9);
@@ -164,7 +165,7 @@ TEST_CASE("a Python hook encoder: module:factory, its folders and keyword argume
   Manifest m = parse_manifest(j, kManifestPath);
   const EncoderSpec& e = m.models[0].encoder;
   CHECK(e.python == "my_hooks.codec:make_hook");
-  const std::filesystem::path workloads = std::filesystem::path(REFENC_SOURCE_DIR) / "workloads";
+  const std::filesystem::path workloads = std::filesystem::path(refenc::source_dir()) / "workloads";
   CHECK(e.python_path == std::vector<std::string>{(workloads / "clips").string(), (workloads / "").string()});
   CHECK(json::parse(e.python_args) == json{{"module", "codec.pt"}, {"batch", 4}});
 

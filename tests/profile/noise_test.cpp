@@ -22,6 +22,7 @@
 #include "profile/verdict/contamination_rule.hpp"
 #include "profile/verdict/gate.hpp"
 #include "profile/verdict/noise_floor.hpp"
+#include "util/source_dir.hpp"
 
 using namespace refenc::profile;
 using namespace refenc::profile::testing;
@@ -81,7 +82,7 @@ Manifest fake_manifest(const std::string& extra = "") {
     "gate": {"bootstrap_resamples": 200}
   })");
   if (!extra.empty()) j.merge_patch(json::parse(extra));
-  return parse_manifest(j, std::string(REFENC_SOURCE_DIR) + "/workloads/noise.json");
+  return parse_manifest(j, std::string(refenc::source_dir()) + "/workloads/noise.json");
 }
 
 BackendFactory batching_factory() {
@@ -166,7 +167,7 @@ TEST_CASE("the runner re-runs a contaminated attempt while re-runs are left") {
 }
 
 TEST_CASE("the gate and compare agree on which cells are contaminated") {
-  RunRecord run = load_run_with_requests(std::string(REFENC_SOURCE_DIR) + "/reports/baseline");
+  RunRecord run = load_run_with_requests(std::string(refenc::source_dir()) + "/reports/baseline");
   // Two cold cells of fish-s2-pro (m4b c8, m4a c16) and a warm one stayed contaminated.
   std::set<std::string> marked;
   for (Cell& c : run.cells) {
@@ -216,7 +217,7 @@ TEST_CASE("manifest noise blocks: defaults, values, and one-line errors") {
   CHECK(n.noise.contamination.max_reruns == 0);
   CHECK(n.noise.stopping.max_repeats == 4);
   CHECK(n.noise.stopping.target_width == 0.2);
-  const std::string file = std::string(REFENC_SOURCE_DIR) + "/workloads/noise.json: ";
+  const std::string file = std::string(refenc::source_dir()) + "/workloads/noise.json: ";
   auto error = [&](const std::string& patch) {
     try {
       fake_manifest(patch);

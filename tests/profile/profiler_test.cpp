@@ -12,6 +12,7 @@
 #include "profile/manifest/manifest.hpp"
 #include "profile/orchestration/profiler.hpp"
 #include "profile/verdict/gate.hpp"
+#include "util/source_dir.hpp"
 
 using namespace refenc::profile;
 using namespace refenc::profile::testing;
@@ -33,7 +34,7 @@ Manifest smoke_manifest() {
     "arms": [{"name": "m4a"}, {"name": "m4b", "max_batch_size": 4, "max_batch_wait_ms": 1}],
     "gate": {"bootstrap_resamples": 200}
   })");
-  return parse_manifest(j, std::string(REFENC_SOURCE_DIR) + "/workloads/fake-smoke.json");
+  return parse_manifest(j, std::string(refenc::source_dir()) + "/workloads/fake-smoke.json");
 }
 
 std::string temp_dir() {
@@ -127,7 +128,7 @@ TEST_CASE("a profile over fake hooks: counts per phase, skipped arms, a schema-v
   CHECK(to_json(run) == rep);
 
   // The validator catches a broken report and names the field.
-  std::ifstream schema_in(std::string(REFENC_SOURCE_DIR) + "/reports/report.schema.json");
+  std::ifstream schema_in(std::string(refenc::source_dir()) + "/reports/report.schema.json");
   json schema = json::parse(schema_in);
   json broken = rep;
   broken["cells"][0]["stages"]["e2e"]["p95"] = "fast";

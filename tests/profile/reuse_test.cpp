@@ -19,6 +19,7 @@
 #include "profile/orchestration/profiler.hpp"
 #include "profile/manifest/reference_schedule.hpp"
 #include "profile/stats/miss_ratio_curve.hpp"
+#include "util/source_dir.hpp"
 
 using namespace refenc::profile;
 using namespace refenc::profile::testing;
@@ -40,7 +41,7 @@ Manifest reuse_manifest(const std::string& references, const std::string& phases
                        std::to_string(max_bytes) + R"(},
     "gate": {"bootstrap_resamples": 100}
   })");
-  return parse_manifest(j, std::string(REFENC_SOURCE_DIR) + "/workloads/fake-reuse.json");
+  return parse_manifest(j, std::string(refenc::source_dir()) + "/workloads/fake-reuse.json");
 }
 
 RunRecord run_fake(const Manifest& m, const std::string& dir) {

@@ -28,6 +28,7 @@
 #include "profile/orchestration/profiler.hpp"
 #include "profile/orchestration/shared_tier_server.hpp"
 #include "util/local_redis_server.hpp"
+#include "util/source_dir.hpp"
 
 using namespace refenc::profile;
 using namespace refenc::profile::testing;
@@ -35,7 +36,7 @@ using nlohmann::json;
 
 namespace {
 
-const std::string kPath = std::string(REFENC_SOURCE_DIR) + "/workloads/shared-test.json";
+const std::string kPath = std::string(refenc::source_dir()) + "/workloads/shared-test.json";
 
 json shared_manifest() {
   return json::parse(R"({
@@ -332,7 +333,7 @@ TEST_CASE("LocalRedisServer: loopback only, answers while it runs, nothing liste
 }
 
 TEST_CASE("request rows of runs written before compute was recorded read as not recorded") {
-  RunRecord base = load_run_with_requests(std::string(REFENC_SOURCE_DIR) + "/reports/baseline");
+  RunRecord base = load_run_with_requests(std::string(refenc::source_dir()) + "/reports/baseline");
   REQUIRE_FALSE(base.requests.empty());
   const RequestRecord& q = base.requests.begin()->second.at(0);
   CHECK(q.batch_workers == -1);

@@ -15,6 +15,7 @@
 #include "profile/orchestration/cell_metrics.hpp"
 #include "profile/telemetry/gpu_probe.hpp"
 #include "profile/telemetry/telemetry.hpp"
+#include "util/source_dir.hpp"
 
 using namespace refenc::profile;
 using nlohmann::json;
@@ -243,7 +244,7 @@ TEST_CASE("telemetry: the GPU block is schema-valid and reads back; old reports'
                   "energy_mj": [500, 40500]})");
   TelemetrySampler sampler(std::chrono::milliseconds(0), FAKE_NVML_PATH);
   Cell cell = cell_with(sampler.stop());
-  RunRecord run = load_run(std::string(REFENC_SOURCE_DIR) + "/reports/baseline");
+  RunRecord run = load_run(std::string(refenc::source_dir()) + "/reports/baseline");
   REQUIRE_FALSE(run.cells.empty());
   run.cells[0].telemetry = cell.telemetry;
   run.cells[0].cache = cell.cache;
@@ -283,7 +284,7 @@ TEST_CASE("telemetry: the GPU block is schema-valid and reads back; old reports'
       contains(summary, "- " + run.cells[0].key.id() +
                             ": power 200.0 W mean, 250.0 W max; 40.00 J (counter), 11 encodes, 3.636 J per encode\n"));
   CHECK_FALSE(
-      contains(summary_markdown(load_run(std::string(REFENC_SOURCE_DIR) + "/reports/baseline")), "GPU 0 power"));
+      contains(summary_markdown(load_run(std::string(refenc::source_dir()) + "/reports/baseline")), "GPU 0 power"));
 
   // A GPU block as reports wrote it before power and energy.
   report["cells"][0]["telemetry"]["gpu"] = json{{"available", true},

@@ -15,6 +15,7 @@
 #include "profile/record/schema_validator.hpp"
 #include "profile/manifest/manifest.hpp"
 #include "profile/orchestration/profiler.hpp"
+#include "util/source_dir.hpp"
 
 using namespace refenc::profile;
 using namespace refenc::profile::testing;
@@ -22,7 +23,7 @@ using nlohmann::json;
 
 namespace {
 
-const std::string kThreadsPath = std::string(REFENC_SOURCE_DIR) + "/workloads/threads-test.json";
+const std::string kThreadsPath = std::string(refenc::source_dir()) + "/workloads/threads-test.json";
 
 json threads_manifest() {
   return json::parse(R"({

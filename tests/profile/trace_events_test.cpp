@@ -13,6 +13,7 @@
 #include "profile/render/trace_events.hpp"
 #include "profile/manifest/manifest.hpp"
 #include "profile/orchestration/profiler.hpp"
+#include "util/source_dir.hpp"
 
 using namespace refenc::profile;
 using namespace refenc::profile::testing;
@@ -33,7 +34,7 @@ std::string profile_dir() {
     "arms": [{"name": "m4a"}, {"name": "m4b", "max_batch_size": 3, "max_batch_wait_ms": 1}],
     "gate": {"bootstrap_resamples": 100}
   })");
-  Manifest m = parse_manifest(j, std::string(REFENC_SOURCE_DIR) + "/workloads/fake-trace.json");
+  Manifest m = parse_manifest(j, std::string(refenc::source_dir()) + "/workloads/fake-trace.json");
   BackendFactory factory = [](const ModelSpec& spec) -> std::unique_ptr<ModelBackend> {
     return std::make_unique<FakeBackend>(fake_info(spec.name, true), true);
   };

@@ -7,9 +7,7 @@
 #include <fstream>
 #include <thread>
 
-#ifndef REFENC_SOURCE_DIR
-#define REFENC_SOURCE_DIR "."
-#endif
+#include "util/source_dir.hpp"
 
 namespace refenc::profile {
 namespace {
@@ -48,10 +46,10 @@ std::string utc_now() {
 RunContext make_context(const Manifest& manifest) {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
-  std::string rev = command_output(std::string("git -C '") + REFENC_SOURCE_DIR + "' rev-parse HEAD 2>/dev/null");
+  std::string rev = command_output(std::string("git -C '") + refenc::source_dir() + "' rev-parse HEAD 2>/dev/null");
   if (rev.empty())
     rev = "unknown (no git revision)";
-  else if (!command_output(std::string("git -C '") + REFENC_SOURCE_DIR + "' status --porcelain -uno 2>/dev/null")
+  else if (!command_output(std::string("git -C '") + refenc::source_dir() + "' status --porcelain -uno 2>/dev/null")
                 .empty())
     rev += "-dirty";
   RunContext c;

@@ -7,10 +7,7 @@
 #include "profile/record/record_json.hpp"
 #include "profile/record/schema_validator.hpp"
 #include "util/atomic_file.hpp"
-
-#ifndef REFENC_SOURCE_DIR
-#define REFENC_SOURCE_DIR "."
-#endif
+#include "util/source_dir.hpp"
 
 namespace refenc::profile {
 namespace {
@@ -35,7 +32,7 @@ json read_json_file(const fs::path& path, const char* what) {
 }
 
 json load_schema(const std::string& path) {
-  std::string p = path.empty() ? std::string(REFENC_SOURCE_DIR) + "/reports/report.schema.json" : path;
+  std::string p = path.empty() ? std::string(refenc::source_dir()) + "/reports/report.schema.json" : path;
   if (!fs::exists(p)) throw Error(ErrorKind::io, p + ": cannot open the report schema");
   return read_json_file(p, "the report schema");
 }
