@@ -50,6 +50,31 @@ at::Tensor SeededInit::uniform(at::IntArrayRef shape, double lo, double hi) {
   return t;
 }
 
+void seed_tree(const std::vector<TensorSpec>& tree, SeededInit& init,
+               const std::function<SeededKind(const std::string& name)>& kind_of, WeightMap& w) {
+  auto is_gain = [](const std::string& n) { return ends_with(n, "original0") || ends_with(n, "weight_g"); };
+  for (const TensorSpec& s : tree) {
+    if (is_gain(s.name)) continue;  // set from its direction below
+    switch (kind_of(s.name)) {
+      case SeededKind::ones: w[s.name] = at::ones(s.shape); break;
+      case SeededKind::layer_scale: w[s.name] = at::full(s.shape, 1e-2); break;
+      case SeededKind::zeros: w[s.name] = at::zeros(s.shape); break;
+      case SeededKind::normal: w[s.name] = init.normal(s.shape, 0.0, 1.0); break;
+      case SeededKind::weight: {
+        std::int64_t fan_in = 1;
+        for (std::size_t i = 1; i < s.shape.size(); ++i) fan_in *= s.shape[i];
+        w[s.name] = init.weight(s.shape, fan_in);
+        break;
+      }
+    }
+  }
+  for (const TensorSpec& s : tree) {
+    if (!is_gain(s.name)) continue;
+    const std::string stem = s.name.substr(0, s.name.size() - 1);
+    w[s.name] = at::norm_except_dim(w.at(stem + (ends_with(s.name, "original0") ? "1" : "v")), 2, 0);
+  }
+}
+
 at::ScalarType scalar_type_of(const std::string& dtype) {
   if (dtype == "float32") return at::kFloat;
   if (dtype == "bfloat16") return at::kBFloat16;

@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <span>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,26 @@ class SeededInit {
  private:
   at::Generator gen_;
 };
+
+/// Whether `s` ends with `tail`.
+inline bool ends_with(const std::string& s, std::string_view tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+/// How a seeded tensor is drawn (`seed_tree`).
+enum class SeededKind {
+  weight,       ///< N(0, 1/fan_in), fan_in = the product of the dimensions after the first
+  normal,       ///< N(0, 1) (codebooks)
+  zeros,        ///< biases
+  ones,         ///< norms, usages, Snake alphas
+  layer_scale,  ///< 1e-2, the upstream LayerScale init
+};
+
+/// Draws every tensor of `tree` into `w`, in tree order from `init`, as `kind_of(name)` says; weight-norm gains
+/// (`...original0`, `...weight_g`) are not drawn but set to the norm of their direction (`...original1`,
+/// `...weight_v`), so that the folded weight is the direction itself.
+void seed_tree(const std::vector<TensorSpec>& tree, SeededInit& init,
+               const std::function<SeededKind(const std::string& name)>& kind_of, WeightMap& w);
 
 /// Parses "float32"/"bfloat16" and "cpu"/"cuda:N" (Error(config) otherwise, or for CUDA without a device).
 at::ScalarType scalar_type_of(const std::string& dtype);

@@ -130,38 +130,20 @@ std::vector<TensorSpec> parameter_tree(const FishDims& d) {
   return std::move(t.specs);
 }
 
-bool ends_with(const std::string& s, std::string_view tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
+using nn::ends_with;
 
-/// Seeded proxy weights for `tree`, drawn in tree order: weights N(0, 1/fan_in), codebooks N(0, 1), norms 1,
-/// biases 0, Snake alpha 1, LayerScale gamma 1e-2, weight-norm gains |v| (the folded weight is v).
+/// Seeded proxy weights for `tree`: codebooks N(0, 1), norms and Snake alphas 1, biases 0, LayerScale gamma
+/// 1e-2, the other weights N(0, 1/fan_in), weight-norm gains |v| (`nn::seed_tree`).
 WeightMap seeded_weights(const std::vector<TensorSpec>& tree, const std::string& seed) {
   nn::SeededInit init(seed);
   WeightMap w;
-  for (const TensorSpec& s : tree) {
-    const std::string& n = s.name;
-    if (ends_with(n, "original0") || ends_with(n, "weight_g")) continue;  // set from v below
-    at::Tensor t;
-    if (ends_with(n, ".alpha") || ends_with(n, "norm.weight")) {
-      t = at::ones(s.shape);
-    } else if (ends_with(n, "gamma")) {
-      t = at::full(s.shape, 1e-2);
-    } else if (ends_with(n, "bias")) {
-      t = at::zeros(s.shape);
-    } else if (ends_with(n, "codebook.weight")) {
-      t = init.normal(s.shape, 0.0, 1.0);
-    } else {
-      std::int64_t fan_in = 1;
-      for (std::size_t i = 1; i < s.shape.size(); ++i) fan_in *= s.shape[i];
-      t = init.weight(s.shape, fan_in);
-    }
-    w[n] = t;
-  }
-  for (const TensorSpec& s : tree) {
-    if (ends_with(s.name, "original0")) w[s.name] = at::norm_except_dim(w.at(s.name.substr(0, s.name.size() - 1) + "1"), 2, 0);
-    if (ends_with(s.name, "weight_g")) w[s.name] = at::norm_except_dim(w.at(s.name.substr(0, s.name.size() - 1) + "v"), 2, 0);
-  }
+  nn::seed_tree(tree, init, [](const std::string& n) {
+    if (ends_with(n, ".alpha") || ends_with(n, "norm.weight")) return nn::SeededKind::ones;
+    if (ends_with(n, "gamma")) return nn::SeededKind::layer_scale;
+    if (ends_with(n, "bias")) return nn::SeededKind::zeros;
+    if (ends_with(n, "codebook.weight")) return nn::SeededKind::normal;
+    return nn::SeededKind::weight;
+  }, w);
   return w;
 }
 

@@ -102,9 +102,7 @@ std::vector<TensorSpec> parameter_tree(const MossDims& d) {
   return t;
 }
 
-bool ends_with(const std::string& s, std::string_view tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
+using nn::ends_with;
 
 /// The names older saves use, as upstream's loading maps them: the fused `self_attn.in_proj_weight` /
 /// `out_proj.weight` (its load hook) and `weight_g` / `weight_v` (torch's weight-norm compatibility hook).
@@ -127,30 +125,18 @@ void rename_legacy(WeightMap& tensors) {
   tensors = std::move(out);
 }
 
-/// Seeded proxy weights for `tree`, drawn in tree order: weights N(0, 1/fan_in), codebooks N(0, 1), norms 1,
-/// biases 0, LayerScale 1e-2 (upstream's layer_scale init), weight-norm gains |v| (the folded weight is v).
+/// Seeded proxy weights for `tree`: codebooks N(0, 1), norms 1, biases 0, LayerScale 1e-2 (upstream's
+/// layer_scale init), the other weights N(0, 1/fan_in), weight-norm gains |v| (`nn::seed_tree`).
 WeightMap seeded_weights(const std::vector<TensorSpec>& tree, const std::string& seed) {
   nn::SeededInit init(seed);
   WeightMap w;
-  for (const TensorSpec& s : tree) {
-    const std::string& n = s.name;
-    if (ends_with(n, "original0")) continue;  // set from v below
-    if (ends_with(n, "norm1.weight") || ends_with(n, "norm2.weight")) {
-      w[n] = at::ones(s.shape);
-    } else if (ends_with(n, ".scale")) {
-      w[n] = at::full(s.shape, 1e-2);
-    } else if (ends_with(n, "bias")) {
-      w[n] = at::zeros(s.shape);
-    } else if (ends_with(n, "codebook.weight")) {
-      w[n] = init.normal(s.shape, 0.0, 1.0);
-    } else {
-      std::int64_t fan_in = 1;
-      for (std::size_t i = 1; i < s.shape.size(); ++i) fan_in *= s.shape[i];
-      w[n] = init.weight(s.shape, fan_in);
-    }
-  }
-  for (const TensorSpec& s : tree)
-    if (ends_with(s.name, "original0")) w[s.name] = at::norm_except_dim(w.at(s.name.substr(0, s.name.size() - 1) + "1"), 2, 0);
+  nn::seed_tree(tree, init, [](const std::string& n) {
+    if (ends_with(n, "norm1.weight") || ends_with(n, "norm2.weight")) return nn::SeededKind::ones;
+    if (ends_with(n, ".scale")) return nn::SeededKind::layer_scale;
+    if (ends_with(n, "bias")) return nn::SeededKind::zeros;
+    if (ends_with(n, "codebook.weight")) return nn::SeededKind::normal;
+    return nn::SeededKind::weight;
+  }, w);
   return w;
 }
 

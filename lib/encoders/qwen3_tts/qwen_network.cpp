@@ -134,29 +134,19 @@ std::vector<TensorSpec> speaker_tree(const QwenDims& d) {
   return std::move(t.specs);
 }
 
-bool ends_with(const std::string& s, std::string_view tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
+using nn::ends_with;
 
 /// Seeded proxy weights for `tree`, drawn in tree order: weights N(0, 1/fan_in), codebook sums N(0, 1), usages
 /// and norms 1, biases 0, LayerScale 1e-2 (Mimi's layer_scale_initial_scale).
 void seed_weights(const std::vector<TensorSpec>& tree, nn::SeededInit& init, WeightMap& w) {
-  for (const TensorSpec& s : tree) {
-    const std::string& n = s.name;
-    if (ends_with(n, "initialized") || ends_with(n, "cluster_usage") || ends_with(n, "layernorm.weight")) {
-      w[n] = at::ones(s.shape);
-    } else if (ends_with(n, ".scale")) {
-      w[n] = at::full(s.shape, 1e-2);
-    } else if (ends_with(n, "bias")) {
-      w[n] = at::zeros(s.shape);
-    } else if (ends_with(n, "embed_sum")) {
-      w[n] = init.normal(s.shape, 0.0, 1.0);
-    } else {
-      std::int64_t fan_in = 1;
-      for (std::size_t i = 1; i < s.shape.size(); ++i) fan_in *= s.shape[i];
-      w[n] = init.weight(s.shape, fan_in);
-    }
-  }
+  nn::seed_tree(tree, init, [](const std::string& n) {
+    if (ends_with(n, "initialized") || ends_with(n, "cluster_usage") || ends_with(n, "layernorm.weight"))
+      return nn::SeededKind::ones;
+    if (ends_with(n, ".scale")) return nn::SeededKind::layer_scale;
+    if (ends_with(n, "bias")) return nn::SeededKind::zeros;
+    if (ends_with(n, "embed_sum")) return nn::SeededKind::normal;
+    return nn::SeededKind::weight;
+  }, w);
 }
 
 // ---- the speech tokenizer ----------------------------------------------------------------------------
