@@ -8,12 +8,8 @@
 #include "core/error.hpp"
 #include "encoders/checkpoint.hpp"
 #include "encoders/encoder_hook.hpp"
-#include "checkpoint_files.hpp"
 #include "util/source_dir.hpp"
-
-// LibTorch's logging defines a CHECK macro; Catch's is the one meant here.
-#undef CHECK
-#include <catch2/catch.hpp>
+#include "checkpoint_files.hpp"  // last: it includes Catch after LibTorch
 
 using namespace refenc;
 using namespace refenc::encoders;
@@ -39,27 +35,13 @@ std::vector<std::int64_t> codes_of(const Artifact& a) {
 }
 
 std::vector<std::int64_t> expected_codes(const std::string& clip, std::vector<std::int64_t>* shape = nullptr) {
-  CheckpointFile expected = read_checkpoint((kFixtures / "expected.safetensors").string(), {});
-  at::Tensor t = expected.tensors.at(clip + ".codes").contiguous();
-  if (shape) *shape = t.sizes().vec();
-  return {t.data_ptr<std::int64_t>(), t.data_ptr<std::int64_t>() + t.numel()};
+  return ExpectedFile(kFixtures / "expected.safetensors").ints(clip + ".codes", shape);
 }
 
 /// The fixture's tensors, as a plain map of owned copies.
 WeightMap fixture_tensors() { return owned_tensors(kFixtures / "codec.pth"); }
 
-std::string load_error(const fs::path& path) {
-  try {
-    make_hook("fish-s2-pro", with_checkpoint(path));
-  } catch (const Error& e) {
-    CHECK(e.kind() == ErrorKind::bad_input);
-    const std::string what = e.what();
-    CHECK(what.find('\n') == std::string::npos);
-    return what;
-  }
-  FAIL("the checkpoint " << path << " loaded");
-  return {};
-}
+std::string load_error(const fs::path& path) { return test::load_error("fish-s2-pro", with_checkpoint(path)); }
 
 }  // namespace
 
